@@ -1,0 +1,64 @@
+# The frames that cross the boundary between the gadgetd host and a WebAssembly
+# guest. docs/ABI.md specifies how they travel (exports, imports, memory).
+#
+# The host is the only Cap'n Proto RPC endpoint. The guest never speaks the RPC
+# protocol: it exchanges these frames, each one a standard Cap'n Proto message
+# (stream framing: segment table, then segments) whose root is a Frame.
+
+@0xca26524525e1a736;
+
+using Go = import "/go.capnp";
+$Go.package("abi");
+$Go.import("github.com/gadgetd/gadgetd/schema/abi");
+
+struct Frame {
+  union {
+    call @0 :Call;
+    # A method call: host to guest (delivered into the guest) or guest to host
+    # (the guest calling a capability it holds).
+
+    return @1 :Payload;
+    # The successful answer to the innermost call in progress.
+
+    exception @2 :Text;
+    # The failed answer to the innermost call in progress, with a reason.
+
+    release @3 :UInt32;
+    # The sender drops its reference to the receiver's object with this
+    # index: host to guest, a guest export index; guest to host, a host
+    # import index.
+  }
+}
+
+struct Call {
+  target @0 :UInt32;
+  # Host to guest: a guest export index (0 is the Guest main object).
+  # Guest to host: a host import index (0 is the Host).
+
+  interfaceId @1 :UInt64;
+  methodId @2 :UInt16;
+  params @3 :Payload;
+}
+
+struct Payload {
+  content @0 :AnyPointer;
+  # The params or results struct. Capability pointers in it index capTable.
+
+  capTable @1 :List(CapDescriptor);
+}
+
+struct CapDescriptor {
+  # Names one capability in a payload. Indices are per instance and never
+  # reused: a stale or unknown index is an error, never another object.
+
+  union {
+    none @0 :Void;
+    # A null capability.
+
+    guest @1 :UInt32;
+    # An object the guest exports, by guest export index.
+
+    host @2 :UInt32;
+    # An object the host lent the guest, by host import index.
+  }
+}

@@ -1,0 +1,104 @@
+# The sandbox side of gadgetd: what a gadget's WebAssembly guest exports to the
+# host (Guest) and what the host lends to the guest (Host, Storage).
+#
+# A gadget never sees a network, a file system or another gadget. Everything it
+# can touch arrives as a capability listed here, and every capability it hands
+# back crosses the cap-table ABI described in docs/ABI.md.
+
+@0xd662438f78e9d48d;
+
+using Go = import "/go.capnp";
+$Go.package("schema");
+$Go.import("github.com/gadgetd/gadgetd/schema");
+
+enum Role {
+  # What a user may do with a gadget. Ordered from least to most power, so the
+  # zero value (viewer) is the safe default for a field nobody set.
+
+  viewer @0;
+  # May open sessions and see the UI; may not change bindings or sharing.
+
+  editor @1;
+  # May also bind and unbind gatekeepers and change the gadget; may not delete
+  # it or share it above their own role.
+
+  owner @2;
+  # Full control, including removal. The creator of a gadget is its owner.
+}
+
+struct Caller {
+  # Who is opening a session. The host fills this in from the authenticated
+  # connection; a guest can trust it.
+
+  userId @0 :Text;
+  # Stable, opaque user id. Never reused.
+
+  userName @1 :Text;
+  # Human-readable login name, for display only.
+
+  role @2 :Role;
+  # The caller's role on this gadget, after every share was attenuated.
+}
+
+interface Guest {
+  # The main object every gadget guest exports (guest export index 0).
+
+  open @0 (caller :Caller) -> (session :Capability);
+  # Opens a session for `caller`. The session's interface is the one the
+  # blueprint's manifest names (for example `Counter` in examples/counter);
+  # clients cast it to their generated type or drive it dynamically with
+  # `Gadget.schema()`.
+}
+
+interface Host {
+  # What the host lends to a guest (host import index 0 in every instance).
+
+  storage @0 () -> (storage :Storage);
+  # The gadget's private, durable key-value store. See Storage for limits and
+  # transaction semantics.
+
+  log @1 (level :LogLevel, text :Text);
+  # Appends a line to the gadget's log, which its owner reads with
+  # `Gadget.logs()`. Long messages are truncated; a flood is rate limited.
+}
+
+enum LogLevel {
+  debug @0;
+  info @1;
+  warn @2;
+  error @3;
+}
+
+interface Storage {
+  # A gadget's private, transactional key-value store.
+  #
+  # Transactions: every write a guest makes while handling one call (the call
+  # the host delivered into the sandbox, plus everything nested in it) is
+  # buffered and committed atomically when that call returns successfully. If
+  # the call fails, traps, runs out of time or memory, the writes are
+  # discarded: storage is never half-applied. Reads see the call's own
+  # buffered writes.
+  #
+  # Limits (defaults; the operator can change them): keys up to 512 bytes,
+  # values up to 1 MiB, 64 MiB in total per gadget. A write past a limit fails
+  # with an error naming the limit, and the rest of the transaction is kept.
+
+  get @0 (key :Text) -> (value :Data, found :Bool);
+  # Reads one key. `found` is false when the key does not exist.
+
+  put @1 (key :Text, value :Data);
+  # Writes one key.
+
+  delete @2 (key :Text);
+  # Removes one key. Removing a missing key is not an error.
+
+  list @3 (prefix :Text, limit :UInt32, after :Text) -> (entries :List(Entry));
+  # Lists keys that start with `prefix`, in byte order, starting strictly
+  # after `after` (empty: from the beginning). At most `limit` entries
+  # (0 means the default of 1000, which is also the maximum).
+
+  struct Entry {
+    key @0 :Text;
+    value @1 :Data;
+  }
+}

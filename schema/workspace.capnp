@@ -1,0 +1,162 @@
+# The client-facing API of gadgetd.
+#
+# A Cap'n Proto connection (TCP or websocket) bootstraps a Gateway. Nothing
+# else is reachable without a token: `Gateway.login(token)` returns the
+# caller's private Workspace, and everything else hangs off that. All calls can
+# be promise-pipelined, so a client can write
+#
+#     gateway.login(t).workspace.create("counter").gadget.open().session.increment()
+#
+# and pay one network round trip.
+#
+# Errors are ordinary Cap'n Proto exceptions whose reason names what was wrong
+# ("unknown gadget id ...", "blueprint ... has no export ...").
+
+@0xd3b1c9b1418c1831;
+
+using Go = import "/go.capnp";
+$Go.package("schema");
+$Go.import("github.com/gadgetd/gadgetd/schema");
+
+using Gadgets = import "gadget.capnp";
+
+interface Gateway {
+  # The bootstrap capability of every connection.
+
+  login @0 (token :Text) -> (workspace :Workspace, user :UserInfo);
+  # Exchanges a user token (printed by `gadgetd user add NAME`) for that
+  # user's workspace. A wrong token fails with "invalid token" and reveals
+  # nothing about which users exist.
+}
+
+struct UserInfo {
+  id @0 :Text;
+  # Stable, opaque user id.
+
+  name @1 :Text;
+  # Login name.
+}
+
+interface Workspace {
+  # One user's private workspace: their blueprints and gadgets. A workspace
+  # never shows another user's gadgets; naming another user's gadget id gives
+  # the same "unknown gadget" error as an id that never existed.
+
+  blueprints @0 () -> (blueprints :List(BlueprintInfo));
+  # The blueprints that can be instantiated: those shipped with the server
+  # and those this user installed, newest version of each name.
+
+  installBlueprint @1 (bundle :Blueprint) -> (info :BlueprintInfo);
+  # Validates and installs a blueprint for this user. The wasm must compile
+  # and export the guest ABI (docs/ABI.md), the manifest's session interface
+  # must exist in the bundled schema, and the version must be new for this
+  # name. Otherwise it fails with an error that names the problem.
+
+  create @2 (blueprint :Text, name :Text) -> (gadget :Gadget, info :GadgetInfo);
+  # Creates a new gadget from the newest version of the named blueprint. The
+  # caller becomes its owner. `name` is a label for humans; empty means the
+  # blueprint's name.
+
+  gadgets @3 () -> (gadgets :List(GadgetInfo));
+  # The gadgets this user can reach, oldest first.
+
+  open @4 (id :Text) -> (gadget :Gadget);
+  # The gadget with this id, attenuated to the caller's role.
+
+  remove @5 (id :Text);
+  # Deletes a gadget and its storage. Owner only. Every outstanding
+  # capability to it, and every session opened from it, fails from then on.
+}
+
+interface Gadget {
+  # One gadget, as seen by one user with one role.
+
+  info @0 () -> (info :GadgetInfo);
+
+  open @1 () -> (session :Capability);
+  # Opens a session: the capability the gadget's guest returned from
+  # `Guest.open(caller)`. Its interface is the blueprint's session interface
+  # (`info.sessionInterface`).
+
+  ui @2 () -> (html :Text);
+  # The gadget's UI: one HTML document with its scripts inline, meant for a
+  # sandboxed iframe.
+
+  schema @3 () -> (nodes :Data, sessionInterface :UInt64);
+  # The blueprint's compiled schema, as a serialized
+  # `capnp.schema.CodeGeneratorRequest`, so that clients without generated
+  # code can call the session dynamically.
+
+  logs @4 (limit :UInt32) -> (lines :List(LogLine));
+  # The newest lines the guest wrote with `Host.log`, oldest first. Editor or
+  # owner only.
+}
+
+struct GadgetInfo {
+  id @0 :Text;
+  # Unguessable id, stable for the gadget's life.
+
+  name @1 :Text;
+  blueprint @2 :Text;
+  # Name of the blueprint it runs.
+
+  blueprintVersion @3 :Text;
+  # The version it was created from.
+
+  sessionInterface @4 :UInt64;
+  # Interface id of the session capability `open()` returns.
+
+  role @5 :Gadgets.Role;
+  # The caller's role.
+
+  owner @6 :Text;
+  # Owner's user name.
+
+  createdAt @7 :Int64;
+  # Unix time in milliseconds.
+}
+
+struct LogLine {
+  time @0 :Int64;
+  # Unix time in milliseconds.
+
+  level @1 :Gadgets.LogLevel;
+  text @2 :Text;
+}
+
+struct BlueprintInfo {
+  name @0 :Text;
+  version @1 :Text;
+  description @2 :Text;
+  sessionInterface @3 :UInt64;
+  builtin @4 :Bool;
+  # True for blueprints that ship with the server.
+}
+
+struct Blueprint {
+  # A blueprint bundle: the code of an app. `gadgetd blueprint install DIR`
+  # builds one from a directory (see examples/counter).
+
+  name @0 :Text;
+  # Lower-case letters, digits and dashes; 1 to 64 characters.
+
+  version @1 :Text;
+  description @2 :Text;
+
+  sessionInterface @3 :UInt64;
+  # Id of the interface `Guest.open` returns; must be an interface in
+  # `schemaNodes`.
+
+  wasm @4 :Data;
+  # The guest, a wasip1 reactor module exporting the ABI in docs/ABI.md.
+
+  ui @5 :Text;
+  # One HTML document, scripts inline.
+
+  schemaSource @6 :Text;
+  # The .capnp source of the session interface, for humans.
+
+  schemaNodes @7 :Data;
+  # The compiled schema: a serialized capnp.schema.CodeGeneratorRequest
+  # (`capnp compile -o- file.capnp`).
+}

@@ -1,0 +1,81 @@
+package wasmhost
+
+import "time"
+
+// Defaults for the limits every gadget runs under. DESIGN.md explains each.
+const (
+	DefaultMemoryLimit = 64 << 20         // bytes of linear memory per instance
+	DefaultCallTimeout = 10 * time.Second // per call delivered into a guest
+	DefaultQueueLimit  = 64               // calls waiting for one instance
+
+	DefaultMaxFrameSize = 8 << 20 // bytes in one frame crossing the boundary
+	DefaultMaxCapTable  = 1024    // capabilities in one frame
+	DefaultMaxImports   = 16384   // host capabilities one instance may hold
+)
+
+// Option configures a Runtime. Options are applied in order by New; a Runtime's
+// configuration never changes afterwards.
+type Option func(*config)
+
+type config struct {
+	cacheDir    string
+	memoryLimit uint64
+	callTimeout time.Duration
+	queueLimit  int
+	maxFrame    int
+	maxCapTable int
+	maxImports  int
+}
+
+// WithCompilationCacheDir keeps compiled machine code in dir, so a restarted
+// server does not recompile blueprints. Empty (the default) keeps it in memory.
+func WithCompilationCacheDir(dir string) Option { return func(c *config) { c.cacheDir = dir } }
+
+// WithMemoryLimit caps each instance's linear memory, rounded down to whole
+// 64 KiB wasm pages. Default DefaultMemoryLimit.
+func WithMemoryLimit(bytes uint64) Option { return func(c *config) { c.memoryLimit = bytes } }
+
+// WithCallTimeout bounds every call delivered into a guest, including the
+// nested calls it makes. A guest past its deadline is killed; the next call
+// gets a fresh instance. Default DefaultCallTimeout.
+func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
+
+// WithQueueLimit bounds how many calls may wait for one busy instance; past it
+// calls fail at once with an "overloaded" error. Default DefaultQueueLimit.
+func WithQueueLimit(n int) Option { return func(c *config) { c.queueLimit = n } }
+
+// WithMaxFrameSize bounds one message crossing the boundary in either
+// direction (params or results). A guest result past it fails that call with
+// an error naming the limit. Default DefaultMaxFrameSize.
+func WithMaxFrameSize(bytes int) Option { return func(c *config) { c.maxFrame = bytes } }
+
+// WithMaxImports bounds how many host capabilities one instance may hold at
+// once; past it, calls that would hand the guest another one fail. Default
+// DefaultMaxImports.
+func WithMaxImports(n int) Option { return func(c *config) { c.maxImports = n } }
+
+// GadgetOption configures one Gadget.
+type GadgetOption func(*gadgetConfig)
+
+type gadgetConfig struct {
+	name      string
+	callScope func() func(error)
+}
+
+// WithName labels the gadget in errors and logs (usually its id).
+func WithName(name string) GadgetOption { return func(c *gadgetConfig) { c.name = name } }
+
+// WithCallScope brackets every top-level call delivered into the guest: begin
+// runs before the guest sees the call and the function it returns runs after
+// the guest is done with it, with the call's error (nil on success). The
+// server uses this to make each call's storage writes one transaction.
+//
+// One exception keeps scopes from nesting: while the guest waits on a call
+// to a capability that did not come from the host's own services (a client's
+// listener, say), other calls may be delivered into it (see doc.go). Before
+// such a wait the current scope ends with nil, committing what was written so
+// far; each call delivered during the wait gets a scope of its own; and a new
+// scope begins when the wait is over.
+func WithCallScope(begin func() (end func(error))) GadgetOption {
+	return func(c *gadgetConfig) { c.callScope = begin }
+}

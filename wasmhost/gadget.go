@@ -1,0 +1,312 @@
+package wasmhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/server"
+
+	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/schema"
+)
+
+// Gadget is one gadget's sandbox: a module, the Host capability lent to it,
+// and at most one live instance, created on first use.
+//
+// Goroutines and locking: every call into the guest goes through inbox and is
+// run by the gadget's one worker goroutine (run), which alone owns the
+// instance and everything in it. Capabilities for guest objects (guestObject)
+// only enqueue deliveries and wait for their replies, so they never touch
+// instance state. mu guards the few fields other goroutines write: releases
+// and closed.
+type Gadget struct {
+	rt   *Runtime
+	mod  *Module
+	cfg  gadgetConfig
+	host schema.Host
+
+	inbox chan *delivery
+	wake  chan struct{} // a release is pending
+	quit  chan struct{} // closed by Close
+	done  chan struct{} // closed when run returns
+
+	mu       sync.Mutex
+	releases []guestRef
+	closed   bool
+
+	// Owned by run.
+	inst *instance
+	gen  uint64 // generation of the newest instance; 0 means none yet
+}
+
+// guestRef names a guest export in one instance generation.
+type guestRef struct {
+	gen   uint64
+	index uint32
+}
+
+// delivery is one call waiting to be delivered into the guest.
+type delivery struct {
+	ctx    context.Context
+	target guestRef // gen 0: whatever instance is live (the main object)
+	method capnp.Method
+	params capnp.Struct // owned: its message holds the params' capabilities
+	reply  chan reply   // buffered; receives exactly one reply
+}
+
+type reply struct {
+	content capnp.Struct // owned: release its message when done
+	err     error
+}
+
+// Errors callers can test for with errors.Is.
+var (
+	ErrClosed     = errors.New("gadget is closed")
+	ErrOverloaded = errors.New("gadget is overloaded")
+	ErrRestarted  = errors.New("capability belongs to a gadget instance that has since stopped; open a new session")
+)
+
+// NewGadget prepares a gadget of module m. host becomes host import 0 in every
+// instance; NewGadget takes ownership of that reference.
+func (r *Runtime) NewGadget(m *Module, host schema.Host, opts ...GadgetOption) *Gadget {
+	g := &Gadget{
+		rt:    r,
+		mod:   m,
+		host:  host,
+		inbox: make(chan *delivery, r.cfg.queueLimit),
+		wake:  make(chan struct{}, 1),
+		quit:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(&g.cfg)
+	}
+	if g.cfg.name == "" {
+		g.cfg.name = "gadget"
+	}
+	go g.run()
+	return g
+}
+
+// Guest returns a capability for the guest's main object. It stays valid
+// across instance restarts; the caller releases it.
+func (g *Gadget) Guest() schema.Guest {
+	return schema.Guest(g.newGuestObject(guestRef{gen: 0, index: 0}))
+}
+
+// Close kills the instance and breaks every capability that came from it.
+// Calls waiting for the gadget fail with ErrClosed. Close waits for the
+// worker to stop and is safe to call more than once.
+func (g *Gadget) Close() {
+	g.mu.Lock()
+	if !g.closed {
+		g.closed = true
+		close(g.quit)
+	}
+	g.mu.Unlock()
+	<-g.done
+}
+
+// run is the worker: the only goroutine that touches the instance.
+func (g *Gadget) run() {
+	defer close(g.done)
+	defer g.host.Release()
+	for {
+		select {
+		case d := <-g.inbox:
+			g.handle(d)
+		case <-g.wake:
+			g.deliverReleases()
+		case <-g.quit:
+			g.kill(fmt.Errorf("%s: %w", g.cfg.name, ErrClosed))
+			for {
+				select {
+				case d := <-g.inbox:
+					d.fail(fmt.Errorf("%s: %w", g.cfg.name, ErrClosed))
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// enqueue hands d to the worker without blocking.
+func (g *Gadget) enqueue(d *delivery) error {
+	select {
+	case <-g.quit:
+		return fmt.Errorf("%s: %w", g.cfg.name, ErrClosed)
+	default:
+	}
+	select {
+	case g.inbox <- d:
+		return nil
+	default:
+		return fmt.Errorf("%s: %w: %d calls are already waiting", g.cfg.name, ErrOverloaded, cap(g.inbox))
+	}
+}
+
+func (g *Gadget) handle(d *delivery) {
+	if d.target.gen != 0 && (g.inst == nil || g.inst.gen != d.target.gen) {
+		d.fail(fmt.Errorf("%s: %w", g.cfg.name, ErrRestarted))
+		return
+	}
+	if g.inst == nil {
+		inst, err := g.instantiate()
+		if err != nil {
+			d.fail(err)
+			return
+		}
+		g.inst = inst
+	}
+	g.inst.deliverTop(d)
+	if err := g.inst.fatal; err != nil {
+		g.kill(err)
+	}
+}
+
+// kill stops the live instance, if any, failing everything in flight in it.
+func (g *Gadget) kill(err error) {
+	if g.inst != nil {
+		g.inst.close(err)
+		g.inst = nil
+	}
+	g.mu.Lock()
+	g.releases = nil
+	g.mu.Unlock()
+}
+
+// deliverReleases tells the live instance which of its exports the host
+// dropped, so the guest can free them.
+func (g *Gadget) deliverReleases() {
+	g.mu.Lock()
+	rs := g.releases
+	g.releases = nil
+	g.mu.Unlock()
+	if g.inst == nil {
+		return
+	}
+	for _, r := range rs {
+		if r.gen == g.inst.gen {
+			g.inst.releaseExport(r.index)
+			if err := g.inst.fatal; err != nil {
+				g.kill(err)
+				return
+			}
+		}
+	}
+}
+
+func (d *delivery) fail(err error) {
+	releaseStruct(d.params)
+	d.reply <- reply{err: err}
+}
+
+// guestObject is the host-side capability for one object a guest exported.
+// Calls on it become deliveries; dropping it tells the guest.
+type guestObject struct {
+	g   *Gadget
+	ref guestRef
+}
+
+func (g *Gadget) newGuestObject(ref guestRef) capnp.Client {
+	o := &guestObject{g: g, ref: ref}
+	srv := capserver.NewServer(nil, o, o)
+	// Every method goes to the guest, which knows its own interfaces.
+	srv.HandleUnknownMethod = o.method
+	return capnp.NewClient(srv)
+}
+
+// guestObjectOf reports whether c is a guestObject capability.
+func guestObjectOf(c capnp.Client) (*guestObject, bool) {
+	snap := c.Snapshot()
+	defer snap.Release()
+	brand, ok := server.IsServer(snap.Brand())
+	if !ok {
+		return nil, false
+	}
+	o, ok := brand.(*guestObject)
+	return o, ok
+}
+
+func (o *guestObject) method(m capnp.Method) *server.Method {
+	return &server.Method{Method: m, Impl: func(ctx context.Context, call *server.Call) error {
+		return o.call(ctx, m, call)
+	}}
+}
+
+func (o *guestObject) call(ctx context.Context, m capnp.Method, call *server.Call) error {
+	// Calls to one guest object may be in flight together: the worker
+	// serializes them, and nested delivery needs a later call to get past
+	// an earlier one that waits on it.
+	call.Go()
+	params, err := copyStruct(call.Args())
+	if err != nil {
+		return err
+	}
+	d := &delivery{ctx: ctx, target: o.ref, method: m, params: params, reply: make(chan reply, 1)}
+	if err := o.g.enqueue(d); err != nil {
+		releaseStruct(params)
+		return err
+	}
+	var r reply
+	select {
+	case r = <-d.reply:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if r.err != nil {
+		return r.err
+	}
+	defer releaseStruct(r.content)
+	results, err := call.AllocResults(r.content.Size())
+	if err != nil {
+		return err
+	}
+	return results.CopyFrom(r.content)
+}
+
+// Shutdown runs when the last reference to the capability is gone.
+func (o *guestObject) Shutdown() {
+	if o.ref.index == 0 {
+		return // the main object lives as long as the instance
+	}
+	g := o.g
+	g.mu.Lock()
+	if !g.closed {
+		g.releases = append(g.releases, o.ref)
+	}
+	g.mu.Unlock()
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// copyStruct copies s, and the capabilities it points to, into a message of
+// its own.
+func copyStruct(s capnp.Struct) (capnp.Struct, error) {
+	_, seg, err := capnp.NewMessage(capnp.MultiSegment(nil))
+	if err != nil {
+		return capnp.Struct{}, err
+	}
+	dst, err := capnp.NewRootStruct(seg, s.Size())
+	if err != nil {
+		return capnp.Struct{}, err
+	}
+	if err := dst.CopyFrom(s); err != nil {
+		seg.Message().Release()
+		return capnp.Struct{}, err
+	}
+	return dst, nil
+}
+
+// releaseStruct releases s's message and the capabilities it holds.
+func releaseStruct(s capnp.Struct) {
+	if msg := s.Message(); msg != nil {
+		msg.Release()
+	}
+}

@@ -1,0 +1,282 @@
+package guest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/schema/abi"
+	"github.com/gadgetd/gadgetd/wasmhost/internal/frame"
+)
+
+// The guest is single-threaded and the host calls into it only through its
+// exports, so this state needs no locking: goroutines interleave only where
+// they block, never while touching it.
+var (
+	// exports holds the objects the guest lent the host, by index. Index 0
+	// is the main object. Indices are never reused.
+	exports    = map[uint32]capnp.Client{}
+	nextExport = uint32(1)
+
+	// The host's limits are enforced host-side; these keep a confused
+	// host from making the guest allocate without bound.
+	limits = frame.Limits{MaxBytes: 64 << 20, MaxCapTable: 1 << 16}
+)
+
+// Serve registers the gadget's main object: the one the host calls to open
+// sessions. Call it once, from an init function.
+func Serve(main schema.Guest_Server) {
+	if _, ok := exports[0]; ok {
+		panic("guest: Serve called twice")
+	}
+	exports[0] = capnp.Client(schema.Guest_ServerToClient(main))
+}
+
+// Host returns the capability the host lends every gadget (storage,
+// logging). The caller may keep it for the life of the instance.
+func Host() schema.Host {
+	return schema.Host(capnp.NewClient(&importHook{index: 0}))
+}
+
+// deliver runs one frame the host sent into the guest and returns the
+// encoded answer (nil for frames that need none).
+func deliver(b []byte) []byte {
+	f, err := frame.Decode(b, limits)
+	if err != nil {
+		return exceptionFrame(err)
+	}
+	switch f.Which() {
+	case abi.Frame_Which_call:
+		return dispatch(f)
+	case abi.Frame_Which_release:
+		if i := f.Release(); i != 0 {
+			if c, ok := exports[i]; ok {
+				delete(exports, i)
+				c.Release()
+			}
+		}
+		return nil
+	default:
+		return exceptionFrame(fmt.Errorf("guest: unexpected %v frame", f.Which()))
+	}
+}
+
+// dispatch runs a call frame against one of the guest's exports.
+func dispatch(f abi.Frame) []byte {
+	defer f.Message().Release()
+	call, err := f.Call()
+	if err != nil {
+		return exceptionFrame(err)
+	}
+	target, ok := exports[call.Target()]
+	if !ok {
+		return exceptionFrame(fmt.Errorf("unknown guest object index %d (never exported, or already released)", call.Target()))
+	}
+	p, err := call.Params()
+	if err != nil {
+		return exceptionFrame(err)
+	}
+	if err := frame.Resolve(p, limits, resolve); err != nil {
+		return exceptionFrame(err)
+	}
+	content, err := frame.Content(p)
+	if err != nil {
+		return exceptionFrame(err)
+	}
+	ans, release := target.SendCall(context.Background(), capnp.Send{
+		Method:    capnp.Method{InterfaceID: call.InterfaceId(), MethodID: call.MethodId()},
+		ArgsSize:  content.Size(),
+		PlaceArgs: func(args capnp.Struct) error { return args.CopyFrom(content) },
+	})
+	defer release()
+	results, err := ans.Struct()
+	if err != nil {
+		return exceptionFrame(err)
+	}
+	out, err := frame.New()
+	if err != nil {
+		return exceptionFrame(err)
+	}
+	defer out.Message().Release()
+	ret, err := out.NewReturn()
+	if err == nil {
+		err = ret.SetContent(results.ToPtr())
+	}
+	if err == nil {
+		err = frame.Describe(ret, describe)
+	}
+	if err != nil {
+		return exceptionFrame(err)
+	}
+	return encode(out)
+}
+
+// resolve turns a descriptor from the host into a capability.
+func resolve(ref frame.Ref) (capnp.Client, error) {
+	switch ref.Kind {
+	case frame.Guest:
+		c, ok := exports[ref.Index]
+		if !ok {
+			return capnp.Client{}, fmt.Errorf("unknown guest object index %d", ref.Index)
+		}
+		return c.AddRef(), nil
+	case frame.Host:
+		return capnp.NewClient(&importHook{index: ref.Index}), nil
+	default:
+		return capnp.Client{}, errors.New("malformed capability descriptor")
+	}
+}
+
+// describe names a capability for the host: a host capability by its import
+// index, anything else as a new export.
+func describe(c capnp.Client) (frame.Ref, error) {
+	snap := c.Snapshot()
+	h, ok := snap.Brand().Value.(*importHook)
+	snap.Release()
+	if ok {
+		return frame.Ref{Kind: frame.Host, Index: h.index}, nil
+	}
+	i := nextExport
+	nextExport++
+	exports[i] = c.AddRef()
+	return frame.Ref{Kind: frame.Guest, Index: i}, nil
+}
+
+// importHook is the client side of a host capability the guest holds.
+type importHook struct{ index uint32 }
+
+func (h *importHook) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
+	b, err := h.callFrame(s)
+	if err != nil {
+		return capnp.ErrorAnswer(s.Method, err), func() {}
+	}
+	f, err := roundTrip(b)
+	if err != nil {
+		return capnp.ErrorAnswer(s.Method, err), func() {}
+	}
+	switch f.Which() {
+	case abi.Frame_Which_return:
+		p, err := f.Return()
+		if err == nil {
+			err = frame.Resolve(p, limits, resolve)
+		}
+		var content capnp.Struct
+		if err == nil {
+			content, err = frame.Content(p)
+		}
+		if err != nil {
+			return capnp.ErrorAnswer(s.Method, err), func() {}
+		}
+		return capnp.ImmediateAnswer(s.Method, content.ToPtr()), func() { f.Message().Release() }
+	case abi.Frame_Which_exception:
+		reason, _ := f.Exception()
+		return capnp.ErrorAnswer(s.Method, errors.New(reason)), func() {}
+	default:
+		return capnp.ErrorAnswer(s.Method, fmt.Errorf("guest: unexpected %v frame from host", f.Which())), func() {}
+	}
+}
+
+func (h *importHook) callFrame(s capnp.Send) ([]byte, error) {
+	f, err := frame.New()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Message().Release()
+	call, err := f.NewCall()
+	if err != nil {
+		return nil, err
+	}
+	call.SetTarget(h.index)
+	call.SetInterfaceId(s.Method.InterfaceID)
+	call.SetMethodId(s.Method.MethodID)
+	p, err := call.NewParams()
+	if err != nil {
+		return nil, err
+	}
+	args, err := capnp.NewStruct(p.Segment(), s.ArgsSize)
+	if err != nil {
+		return nil, err
+	}
+	if s.PlaceArgs != nil {
+		if err := s.PlaceArgs(args); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.SetContent(args.ToPtr()); err != nil {
+		return nil, err
+	}
+	if err := frame.Describe(p, describe); err != nil {
+		return nil, err
+	}
+	return encode(f), nil
+}
+
+// roundTrip sends a call frame to the host and waits for its answer, running
+// any calls the host delivers meanwhile.
+func roundTrip(b []byte) (abi.Frame, error) {
+	for {
+		in := hostExchange(b)
+		f, err := frame.Decode(in, limits)
+		if err != nil {
+			return abi.Frame{}, err
+		}
+		if f.Which() != abi.Frame_Which_call {
+			return f, nil
+		}
+		b = dispatch(f)
+	}
+}
+
+func (h *importHook) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
+	ans, release := h.Send(ctx, capnp.Send{
+		Method:    r.Method,
+		ArgsSize:  r.Args.Size(),
+		PlaceArgs: func(args capnp.Struct) error { return args.CopyFrom(r.Args) },
+	})
+	defer release()
+	r.ReleaseArgs()
+	res, err := ans.Struct()
+	if err == nil {
+		var out capnp.Struct
+		if out, err = r.Returner.AllocResults(res.Size()); err == nil {
+			err = out.CopyFrom(res)
+		}
+	}
+	r.Returner.PrepareReturn(err)
+	r.Returner.Return()
+	r.Returner.ReleaseResults()
+	return nil
+}
+
+func (h *importHook) Brand() capnp.Brand { return capnp.Brand{Value: h} }
+
+func (h *importHook) Shutdown() {
+	if h.index != 0 {
+		hostRelease(h.index)
+	}
+}
+
+func (h *importHook) String() string { return fmt.Sprintf("host capability %d", h.index) }
+
+func exceptionFrame(err error) []byte {
+	f, ferr := frame.New()
+	if ferr != nil {
+		panic(ferr)
+	}
+	defer f.Message().Release()
+	if ferr := f.SetException(err.Error()); ferr != nil {
+		panic(ferr)
+	}
+	return encode(f)
+}
+
+func encode(f abi.Frame) []byte {
+	b, err := frame.Encode(f)
+	if err != nil {
+		panic(fmt.Sprintf("guest: encoding a frame: %v", err))
+	}
+	return b
+}

@@ -1,0 +1,398 @@
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"capnproto.org/go/capnp/v3"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/gadgetd/gadgetd/schema/abi"
+	"github.com/gadgetd/gadgetd/wasmhost/internal/frame"
+)
+
+// instance is one live wasm instance of a gadget. Only the gadget's worker
+// goroutine touches it: host functions run on that goroutine too, because
+// wazero calls them synchronously from the guest export the worker invoked.
+//
+// While the guest runs, two stacks describe where it is:
+//   - outbound: calls the guest made to host capabilities and is waiting on,
+//     innermost last;
+//   - nested: calls delivered into the guest while it waited, innermost last.
+//
+// The guest is single-threaded and every wait crosses an import, so answers
+// always arrive innermost first; anything else is an ABI violation, which
+// kills the instance.
+type instance struct {
+	g    *Gadget
+	gen  uint64
+	mod  api.Module
+	mem  api.Memory
+	fn   struct{ alloc, deliver api.Function }
+	lim  frame.Limits
+	logs *tailBuffer // the guest's stdout and stderr, for error messages
+
+	imports    map[uint32]importEntry // host import index -> capability
+	nextImport uint32
+
+	ctx      context.Context // the current top-level call's, with deadline
+	outbound []*outboundCall
+	nested   []*delivery
+	pending  []byte      // frame the guest will copy with take
+	scopeEnd func(error) // non-nil while a call scope is open
+
+	fatal error // set when the instance must die
+}
+
+// importEntry is a host capability the guest holds. Trusted ones came from
+// the host's own services (Host and what it returns); the rest came from
+// clients, and waiting on them may re-enter the gadget.
+type importEntry struct {
+	client  capnp.Client
+	trusted bool
+}
+
+type outboundCall struct {
+	ans     *capnp.Answer
+	release capnp.ReleaseFunc
+	trusted bool
+}
+
+type instanceKey struct{}
+
+func (g *Gadget) instantiate() (*instance, error) {
+	g.gen++
+	inst := &instance{
+		g:          g,
+		gen:        g.gen,
+		lim:        frame.Limits{MaxBytes: g.rt.cfg.maxFrame, MaxCapTable: g.rt.cfg.maxCapTable},
+		logs:       &tailBuffer{max: 4096},
+		imports:    map[uint32]importEntry{0: {client: capnp.Client(g.host).AddRef(), trusted: true}},
+		nextImport: 1,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), g.rt.cfg.callTimeout)
+	defer cancel()
+	ctx = context.WithValue(ctx, instanceKey{}, inst)
+	cfg := wazero.NewModuleConfig().
+		WithName(""). // anonymous: many instances of one module coexist
+		WithArgs("gadget").
+		WithStartFunctions(exportInit).
+		WithStdout(inst.logs).
+		WithStderr(inst.logs).
+		// Real clocks, real sleep and real randomness: wazero's defaults
+		// are fake and deterministic, which would make every gadget's
+		// "random" ids the same.
+		WithSysWalltime().
+		WithSysNanotime().
+		WithSysNanosleep().
+		WithRandSource(rand.Reader)
+	mod, err := g.rt.wz.InstantiateModule(ctx, g.mod.cm, cfg)
+	if err != nil {
+		inst.releaseImports()
+		return nil, inst.explain(ctx, "failed to start", err)
+	}
+	inst.mod = mod
+	inst.mem = mod.Memory()
+	inst.fn.alloc = mod.ExportedFunction(exportAlloc)
+	inst.fn.deliver = mod.ExportedFunction(exportDeliver)
+	return inst, nil
+}
+
+// deliverTop runs one top-level call to completion and replies to it.
+func (inst *instance) deliverTop(d *delivery) {
+	ctx, cancel := context.WithTimeout(context.Background(), inst.g.rt.cfg.callTimeout)
+	defer cancel()
+	inst.ctx = context.WithValue(ctx, instanceKey{}, inst)
+	defer func() { inst.ctx = nil }()
+
+	inst.beginScope()
+	content, err := inst.deliver(d)
+	inst.endScope(err)
+	d.reply <- reply{content: content, err: err}
+}
+
+// deliver encodes d as a call frame, runs it in the guest and decodes the
+// answer. It consumes d.params.
+func (inst *instance) deliver(d *delivery) (capnp.Struct, error) {
+	b, err := inst.callFrame(d)
+	if err != nil {
+		return capnp.Struct{}, err
+	}
+	out, err := inst.invoke(b)
+	if err != nil {
+		return capnp.Struct{}, err
+	}
+	f, err := frame.Decode(out, inst.lim)
+	if err != nil {
+		return capnp.Struct{}, inst.violation("answer to a call: %v", err)
+	}
+	return inst.answer(f)
+}
+
+// callFrame encodes d as a call frame for the guest; capabilities in the
+// params become host imports (untrusted: they came from a client).
+func (inst *instance) callFrame(d *delivery) ([]byte, error) {
+	defer releaseStruct(d.params)
+	f, err := frame.New()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Message().Release()
+	call, err := f.NewCall()
+	if err != nil {
+		return nil, err
+	}
+	call.SetTarget(d.target.index)
+	call.SetInterfaceId(d.method.InterfaceID)
+	call.SetMethodId(d.method.MethodID)
+	p, err := call.NewParams()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.SetContent(d.params.ToPtr()); err != nil {
+		return nil, err
+	}
+	if err := frame.Describe(p, inst.describe(false)); err != nil {
+		return nil, err
+	}
+	return frame.Encode(f)
+}
+
+// answer turns a return or exception frame into results or an error.
+func (inst *instance) answer(f abi.Frame) (capnp.Struct, error) {
+	switch f.Which() {
+	case abi.Frame_Which_return:
+		p, err := f.Return()
+		if err != nil {
+			return capnp.Struct{}, inst.violation("answer: %v", err)
+		}
+		if err := frame.Resolve(p, inst.lim, inst.resolve); err != nil {
+			// The guest named capabilities it does not have: its
+			// answer is unusable, but the instance is still sound.
+			return capnp.Struct{}, fmt.Errorf("%s: %w", inst.g.cfg.name, err)
+		}
+		content, err := frame.Content(p)
+		if err != nil {
+			f.Message().Release()
+			return capnp.Struct{}, fmt.Errorf("%s: %w", inst.g.cfg.name, err)
+		}
+		if !content.IsValid() {
+			// Empty results: give the caller a struct it can read.
+			f.Message().Release()
+			return copyStruct(capnp.Struct{})
+		}
+		return content, nil
+	case abi.Frame_Which_exception:
+		reason, _ := f.Exception()
+		return capnp.Struct{}, errors.New(reason)
+	default:
+		return capnp.Struct{}, inst.violation("expected a return or exception frame, got %v", f.Which())
+	}
+}
+
+// invoke writes frame b into the guest and runs gadgetd_deliver on it,
+// returning a copy of the guest's answer.
+func (inst *instance) invoke(b []byte) ([]byte, error) {
+	res, err := inst.fn.alloc.Call(inst.ctx, uint64(len(b)))
+	if err != nil {
+		return nil, inst.die("crashed", err)
+	}
+	ptr := uint32(res[0])
+	if !inst.mem.Write(ptr, b) {
+		return nil, inst.violation("gadgetd_alloc(%d) returned %#x, outside its memory", len(b), ptr)
+	}
+	res, err = inst.fn.deliver.Call(inst.ctx, uint64(ptr), uint64(len(b)))
+	if err != nil {
+		return nil, inst.die("crashed", err)
+	}
+	rptr, rlen := uint32(res[0]>>32), uint32(res[0])
+	if int(rlen) > inst.lim.MaxBytes {
+		return nil, fmt.Errorf("%s: result of %d bytes exceeds the limit of %d bytes", inst.g.cfg.name, rlen, inst.lim.MaxBytes)
+	}
+	out, ok := inst.mem.Read(rptr, rlen)
+	if !ok {
+		return nil, inst.violation("answer at %#x+%d is outside its memory", rptr, rlen)
+	}
+	return bytes.Clone(out), nil
+}
+
+// releaseExport tells the guest the host dropped export index.
+func (inst *instance) releaseExport(index uint32) {
+	ctx, cancel := context.WithTimeout(context.Background(), inst.g.rt.cfg.callTimeout)
+	defer cancel()
+	inst.ctx = context.WithValue(ctx, instanceKey{}, inst)
+	defer func() { inst.ctx = nil }()
+	f, err := frame.New()
+	if err != nil {
+		return
+	}
+	f.SetRelease(index)
+	b, err := frame.Encode(f)
+	if err != nil {
+		return
+	}
+	inst.invoke(b)
+}
+
+// resolve turns a descriptor from the guest into a capability.
+func (inst *instance) resolve(ref frame.Ref) (capnp.Client, error) {
+	switch ref.Kind {
+	case frame.Guest:
+		if ref.Index == 0 {
+			return capnp.Client(inst.g.Guest()), nil
+		}
+		return inst.g.newGuestObject(guestRef{gen: inst.gen, index: ref.Index}), nil
+	case frame.Host:
+		e, ok := inst.imports[ref.Index]
+		if !ok {
+			return capnp.Client{}, fmt.Errorf("unknown host capability index %d (never granted, or already released)", ref.Index)
+		}
+		return e.client.AddRef(), nil
+	default:
+		return capnp.Client{}, fmt.Errorf("malformed capability descriptor")
+	}
+}
+
+// describe returns a frame.Describe callback that lends capabilities to the
+// guest as new host imports. Indices are never reused within an instance.
+func (inst *instance) describe(trusted bool) func(capnp.Client) (frame.Ref, error) {
+	return func(c capnp.Client) (frame.Ref, error) {
+		if o, ok := guestObjectOf(c); ok && o.g == inst.g && (o.ref.gen == inst.gen || o.ref.index == 0) {
+			return frame.Ref{Kind: frame.Guest, Index: o.ref.index}, nil
+		}
+		if len(inst.imports) >= inst.g.rt.cfg.maxImports {
+			return frame.Ref{}, fmt.Errorf("%s holds %d host capabilities, the limit", inst.g.cfg.name, len(inst.imports))
+		}
+		i := inst.nextImport
+		inst.nextImport++
+		inst.imports[i] = importEntry{client: c.AddRef(), trusted: trusted}
+		return frame.Ref{Kind: frame.Host, Index: i}, nil
+	}
+}
+
+func (inst *instance) beginScope() {
+	if inst.scopeEnd == nil && inst.g.cfg.callScope != nil {
+		inst.scopeEnd = inst.g.cfg.callScope()
+	}
+}
+
+func (inst *instance) endScope(err error) {
+	if end := inst.scopeEnd; end != nil {
+		inst.scopeEnd = nil
+		end(err)
+	}
+}
+
+// violation marks the instance dead for breaking the ABI.
+func (inst *instance) violation(format string, args ...any) error {
+	err := fmt.Errorf("%s broke the guest ABI: %s", inst.g.cfg.name, fmt.Sprintf(format, args...))
+	if inst.fatal == nil {
+		inst.fatal = err
+	}
+	return err
+}
+
+// die marks the instance dead after a trap, exit or deadline and explains
+// why.
+func (inst *instance) die(what string, err error) error {
+	err = inst.explain(inst.ctx, what, err)
+	if inst.fatal == nil {
+		inst.fatal = err
+	}
+	return err
+}
+
+// explain turns a wazero error into one a gadget's user can act on.
+func (inst *instance) explain(ctx context.Context, what string, err error) error {
+	name := inst.g.cfg.name
+	tail := inst.logs.lastLine()
+	var exit *sys.ExitError
+	switch {
+	case ctx != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%s: call exceeded its deadline of %v and the instance was stopped", name, inst.g.rt.cfg.callTimeout)
+	case strings.Contains(tail, "out of memory"):
+		return fmt.Errorf("%s ran out of memory (limit %d MiB) and was stopped: %s", name, inst.g.rt.cfg.memoryLimit>>20, tail)
+	case errors.As(err, &exit):
+		if tail != "" {
+			return fmt.Errorf("%s %s: exited with code %d: %s", name, what, exit.ExitCode(), tail)
+		}
+		return fmt.Errorf("%s %s: exited with code %d", name, what, exit.ExitCode())
+	case tail != "":
+		return fmt.Errorf("%s %s: %s (%v)", name, what, tail, firstLine(err.Error()))
+	default:
+		return fmt.Errorf("%s %s: %s", name, what, firstLine(err.Error()))
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// close tears the instance down, failing everything still in flight.
+func (inst *instance) close(cause error) {
+	for _, d := range inst.nested {
+		d.reply <- reply{err: cause}
+	}
+	inst.nested = nil
+	inst.endScope(cause)
+	for _, o := range inst.outbound {
+		o.release()
+	}
+	inst.outbound = nil
+	if inst.mod != nil {
+		inst.mod.Close(context.Background())
+	}
+	inst.releaseImports()
+}
+
+func (inst *instance) releaseImports() {
+	for i, e := range inst.imports {
+		e.client.Release()
+		delete(inst.imports, i)
+	}
+}
+
+// tailBuffer keeps the last bytes a guest wrote to stdout and stderr.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+// lastLine returns the last non-empty line written, which for a Go guest is
+// usually the runtime's reason for dying ("fatal error: out of memory").
+func (t *tailBuffer) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "runtime:") {
+			return l
+		}
+	}
+	if n := len(lines); n > 0 {
+		return strings.TrimSpace(lines[n-1])
+	}
+	return ""
+}

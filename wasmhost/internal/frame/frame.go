@@ -1,0 +1,156 @@
+// Package frame encodes and decodes the abi.Frame messages that cross the
+// wasm boundary. Both sides use it: the host (wasmhost) and the guest SDK
+// (wasmhost/guest), so it must stay free of os, net and wazero.
+package frame
+
+import (
+	"errors"
+	"fmt"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/schema/abi"
+)
+
+// Limits bound what a decoder accepts from the other side.
+type Limits struct {
+	MaxBytes    int // encoded frame size
+	MaxCapTable int // capability descriptors in one payload
+}
+
+// New returns an empty frame in a fresh message.
+func New() (abi.Frame, error) {
+	_, seg, err := capnp.NewMessage(capnp.MultiSegment(nil))
+	if err != nil {
+		return abi.Frame{}, err
+	}
+	return abi.NewRootFrame(seg)
+}
+
+// Encode serializes f's message in standard stream framing.
+func Encode(f abi.Frame) ([]byte, error) {
+	return f.Message().Marshal()
+}
+
+// Decode parses b as a frame within lim. The returned frame's message owns a
+// copy-free view of b: the caller must not reuse b while using the frame.
+func Decode(b []byte, lim Limits) (abi.Frame, error) {
+	if lim.MaxBytes > 0 && len(b) > lim.MaxBytes {
+		return abi.Frame{}, fmt.Errorf("frame of %d bytes exceeds the limit of %d bytes", len(b), lim.MaxBytes)
+	}
+	msg, err := capnp.Unmarshal(b)
+	if err != nil {
+		return abi.Frame{}, fmt.Errorf("malformed frame: %w", err)
+	}
+	// The read limit bounds pointer-traversal amplification; a frame is
+	// never legitimately read more than a few times over.
+	msg.ResetReadLimit(uint64(len(b))*4 + 1<<16)
+	f, err := abi.ReadRootFrame(msg)
+	if err != nil {
+		return abi.Frame{}, fmt.Errorf("malformed frame: %w", err)
+	}
+	return f, nil
+}
+
+// CapTable returns p's descriptors, refusing more than lim allows.
+func CapTable(p abi.Payload, lim Limits) (abi.CapDescriptor_List, error) {
+	caps, err := p.CapTable()
+	if err != nil {
+		return abi.CapDescriptor_List{}, fmt.Errorf("malformed cap table: %w", err)
+	}
+	if lim.MaxCapTable > 0 && caps.Len() > lim.MaxCapTable {
+		return abi.CapDescriptor_List{}, fmt.Errorf("cap table of %d entries exceeds the limit of %d", caps.Len(), lim.MaxCapTable)
+	}
+	return caps, nil
+}
+
+// Content returns the payload's content as a struct (the params or results
+// of a call). A null content reads as an empty struct.
+func Content(p abi.Payload) (capnp.Struct, error) {
+	ptr, err := p.Content()
+	if err != nil {
+		return capnp.Struct{}, fmt.Errorf("malformed payload: %w", err)
+	}
+	if ptr.IsValid() && !ptr.Struct().IsValid() {
+		return capnp.Struct{}, errors.New("malformed payload: content is not a struct")
+	}
+	return ptr.Struct(), nil
+}
+
+// Kind says which table a Ref indexes.
+type Kind uint8
+
+const (
+	None  Kind = iota // a null capability
+	Guest             // a guest export index
+	Host              // a host import index
+)
+
+// Ref names one capability across the boundary.
+type Ref struct {
+	Kind  Kind
+	Index uint32
+}
+
+// Describe fills the payload's cap table from its message's capability
+// table, asking describe for each non-null client.
+func Describe(p abi.Payload, describe func(capnp.Client) (Ref, error)) error {
+	ct := p.Message().CapTable()
+	list, err := p.NewCapTable(int32(ct.Len()))
+	if err != nil {
+		return err
+	}
+	for i := 0; i < ct.Len(); i++ {
+		d := list.At(i)
+		ref := Ref{}
+		if c := ct.At(i); c.IsValid() {
+			if ref, err = describe(c); err != nil {
+				return err
+			}
+		}
+		switch ref.Kind {
+		case Guest:
+			d.SetGuest(ref.Index)
+		case Host:
+			d.SetHost(ref.Index)
+		default:
+			d.SetNone()
+		}
+	}
+	return nil
+}
+
+// Resolve installs clients for every descriptor of p into its message's
+// capability table, so that capability pointers in the content can be read
+// and copied. resolve turns one descriptor into a client (it must return an
+// owned reference or an error).
+func Resolve(p abi.Payload, lim Limits, resolve func(Ref) (capnp.Client, error)) error {
+	caps, err := CapTable(p, lim)
+	if err != nil {
+		return err
+	}
+	clients := make([]capnp.Client, caps.Len())
+	for i := range clients {
+		var ref Ref
+		switch d := caps.At(i); d.Which() {
+		case abi.CapDescriptor_Which_none:
+			continue
+		case abi.CapDescriptor_Which_guest:
+			ref = Ref{Guest, d.Guest()}
+		case abi.CapDescriptor_Which_host:
+			ref = Ref{Host, d.Host()}
+		default:
+			ref = Ref{Kind: 255}
+		}
+		c, err := resolve(ref)
+		if err != nil {
+			for _, c := range clients[:i] {
+				c.Release()
+			}
+			return err
+		}
+		clients[i] = c
+	}
+	p.Message().CapTable().Reset(clients...)
+	return nil
+}

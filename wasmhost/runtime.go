@@ -1,0 +1,174 @@
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Runtime compiles guest modules and runs gadget instances. One per server;
+// safe for concurrent use.
+type Runtime struct {
+	cfg   config
+	wz    wazero.Runtime
+	cache wazero.CompilationCache
+}
+
+// New creates a Runtime.
+func New(ctx context.Context, opts ...Option) (*Runtime, error) {
+	cfg := config{
+		memoryLimit: DefaultMemoryLimit,
+		callTimeout: DefaultCallTimeout,
+		queueLimit:  DefaultQueueLimit,
+		maxFrame:    DefaultMaxFrameSize,
+		maxCapTable: DefaultMaxCapTable,
+		maxImports:  DefaultMaxImports,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.memoryLimit < wasmPageSize || cfg.callTimeout <= 0 || cfg.queueLimit < 1 {
+		return nil, fmt.Errorf("wasmhost: invalid limits: memory %d bytes, call timeout %v, queue %d", cfg.memoryLimit, cfg.callTimeout, cfg.queueLimit)
+	}
+	rc := wazero.NewRuntimeConfig().
+		// Without this a guest spinning in a loop never yields to the
+		// deadline, and a spinning goroutine stalls Go's GC for the whole
+		// server (measured; see DESIGN.md).
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(uint32(cfg.memoryLimit / wasmPageSize))
+	r := &Runtime{cfg: cfg}
+	if cfg.cacheDir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
+		}
+		r.cache = cache
+		rc = rc.WithCompilationCache(cache)
+	}
+	r.wz = wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.wz); err != nil {
+		r.wz.Close(ctx)
+		return nil, fmt.Errorf("wasmhost: wasi: %w", err)
+	}
+	if err := instantiateHostModule(ctx, r.wz); err != nil {
+		r.wz.Close(ctx)
+		return nil, fmt.Errorf("wasmhost: host module: %w", err)
+	}
+	return r, nil
+}
+
+// Close stops every instance and frees compiled code. Gadgets must be closed
+// first.
+func (r *Runtime) Close(ctx context.Context) error {
+	err := r.wz.Close(ctx)
+	if r.cache != nil {
+		r.cache.Close(ctx)
+	}
+	return err
+}
+
+// Module is one compiled guest (one blueprint version), shared by all its
+// gadgets.
+type Module struct {
+	rt *Runtime
+	cm wazero.CompiledModule
+}
+
+// The guest ABI, version 1 (docs/ABI.md).
+const (
+	exportInit    = "_initialize"
+	exportAlloc   = "gadgetd_alloc"
+	exportDeliver = "gadgetd_deliver"
+	hostModule    = "gadgetd"
+	importExch    = "exchange"
+	importTake    = "take"
+	importRelease = "release"
+	wasiModule    = wasi_snapshot_preview1.ModuleName
+	wasmPageSize  = 65536
+)
+
+var (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+
+	requiredExports = []struct {
+		name           string
+		params, result []api.ValueType
+	}{
+		{exportInit, nil, nil},
+		{exportAlloc, []api.ValueType{i32}, []api.ValueType{i32}},
+		{exportDeliver, []api.ValueType{i32, i32}, []api.ValueType{i64}},
+	}
+)
+
+// Compile validates wasm as a gadget guest (it must be a wasip1 reactor that
+// exports the ABI in docs/ABI.md) and compiles it. The error says precisely
+// what is wrong.
+func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
+	if !bytes.HasPrefix(wasm, []byte("\x00asm")) {
+		return nil, fmt.Errorf("not a WebAssembly module: it does not start with the \\0asm magic bytes")
+	}
+	cm, err := r.wz.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("invalid WebAssembly module: %w", err)
+	}
+	if err := validate(cm); err != nil {
+		cm.Close(ctx)
+		return nil, err
+	}
+	return &Module{rt: r, cm: cm}, nil
+}
+
+func validate(cm wazero.CompiledModule) error {
+	if _, ok := cm.ExportedMemories()["memory"]; !ok {
+		return fmt.Errorf("guest does not export its memory as \"memory\"")
+	}
+	exports := cm.ExportedFunctions()
+	for _, want := range requiredExports {
+		def, ok := exports[want.name]
+		if !ok {
+			return fmt.Errorf("guest does not export %q: a gadget must be a wasip1 reactor (GOOS=wasip1 go build -buildmode=c-shared) that imports github.com/gadgetd/gadgetd/wasmhost/guest, or implement docs/ABI.md", want.name)
+		}
+		if !sameTypes(def.ParamTypes(), want.params) || !sameTypes(def.ResultTypes(), want.result) {
+			return fmt.Errorf("guest export %q has signature %s, want %s", want.name, signature(def.ParamTypes(), def.ResultTypes()), signature(want.params, want.result))
+		}
+	}
+	for _, def := range cm.ImportedFunctions() {
+		mod, name, _ := def.Import()
+		switch mod {
+		case wasiModule:
+		case hostModule:
+			if _, ok := hostFunctions[name]; !ok {
+				return fmt.Errorf("guest imports unknown host function %s.%s", mod, name)
+			}
+		default:
+			return fmt.Errorf("guest imports %s.%s: only %q and %q are provided", mod, name, wasiModule, hostModule)
+		}
+	}
+	return nil
+}
+
+func sameTypes(a, b []api.ValueType) bool { return bytes.Equal(a, b) }
+
+func signature(params, results []api.ValueType) string {
+	name := func(ts []api.ValueType) string {
+		var b bytes.Buffer
+		b.WriteByte('(')
+		for i, t := range ts {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(api.ValueTypeName(t))
+		}
+		b.WriteByte(')')
+		return b.String()
+	}
+	return name(params) + " -> " + name(results)
+}
+
+// Close frees the compiled code. Gadgets of this module must be closed first.
+func (m *Module) Close(ctx context.Context) error { return m.cm.Close(ctx) }

@@ -1,0 +1,172 @@
+package wasmhost_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/wasmbuild"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/wasmhost"
+)
+
+const counterPkg = "github.com/gadgetd/gadgetd/examples/counter"
+
+// sandbox is one Runtime with one gadget of a module, and its test host.
+type sandbox struct {
+	rt     *wasmhost.Runtime
+	mod    *wasmhost.Module
+	gadget *wasmhost.Gadget
+	host   *memHost
+}
+
+func newSandbox(t *testing.T, pkg string, opts ...wasmhost.Option) *sandbox {
+	t.Helper()
+	ctx := context.Background()
+	rt, err := wasmhost.New(ctx, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.Compile(ctx, wasmbuild.ForTest(t, pkg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sandbox{rt: rt, mod: mod, host: newMemHost()}
+	s.gadget = rt.NewGadget(mod, s.host.client(), wasmhost.WithName("test-gadget"), wasmhost.WithCallScope(s.host.begin))
+	t.Cleanup(func() {
+		s.gadget.Close()
+		mod.Close(ctx)
+		rt.Close(ctx)
+	})
+	return s
+}
+
+// open opens a session as an owner.
+func (s *sandbox) open(ctx context.Context) capnp.Client {
+	g := s.gadget.Guest()
+	defer g.Release()
+	f, release := g.Open(ctx, func(p schema.Guest_open_Params) error {
+		c, err := p.NewCaller()
+		if err != nil {
+			return err
+		}
+		c.SetRole(schema.Role_owner)
+		return c.SetUserId("u1")
+	})
+	defer release()
+	return f.Session().AddRef()
+}
+
+func increment(ctx context.Context, c counterpb.Counter) (int64, error) {
+	f, release := c.Increment(ctx, nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return 0, err
+	}
+	return res.Value(), nil
+}
+
+func get(ctx context.Context, c counterpb.Counter) (int64, error) {
+	f, release := c.Get(ctx, nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return 0, err
+	}
+	return res.Value(), nil
+}
+
+func TestCounterStateLivesInHostStorage(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, counterPkg)
+	c := counterpb.Counter(s.open(ctx))
+	defer c.Release()
+	for want := int64(1); want <= 3; want++ {
+		got, err := increment(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("increment = %d, want %d", got, want)
+		}
+	}
+	if v, ok := s.host.get("value"); !ok || len(v) != 8 || v[7] != 3 {
+		t.Fatalf("storage holds %v (found %v), want the counter value 3", v, ok)
+	}
+}
+
+// listener is a client-side Listener that reads the counter back from inside
+// its callback: the re-entrant pattern DESIGN.md requires to complete.
+type listener struct {
+	counter counterpb.Counter
+	seen    chan [2]int64 // value announced, value read back
+}
+
+func (l *listener) Changed(ctx context.Context, call counterpb.Listener_changed) error {
+	v := call.Args().Value()
+	got, err := get(ctx, l.counter)
+	if err != nil {
+		return err
+	}
+	l.seen <- [2]int64{v, got}
+	return nil
+}
+
+func TestListenerCanCallBackIntoTheGadgetWhileItWaits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s := newSandbox(t, counterPkg, wasmhost.WithCallTimeout(3*time.Second))
+	c := counterpb.Counter(s.open(ctx))
+	defer c.Release()
+	l := &listener{counter: c.AddRef(), seen: make(chan [2]int64, 4)}
+	defer l.counter.Release()
+	lc := counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, l), l, nil))
+	f, release := c.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(lc) })
+	if _, err := f.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	lc.Release()
+
+	got, err := increment(ctx, c)
+	if err != nil {
+		t.Fatalf("increment with a re-entrant listener: %v", err)
+	}
+	select {
+	case seen := <-l.seen:
+		// The listener's read ran while increment waited, so it sees the
+		// new value: the write was committed before the callback.
+		if seen != [2]int64{1, 1} || got != 1 {
+			t.Fatalf("listener saw %v, increment returned %d; want [1 1] and 1", seen, got)
+		}
+	default:
+		t.Fatal("listener was not called before increment returned")
+	}
+}
+
+func TestCompileRefusesModulesThatAreNotGuests(t *testing.T) {
+	ctx := context.Background()
+	rt, err := wasmhost.New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	for _, tc := range []struct {
+		name, wasm, want string
+	}{
+		{"not wasm", "hello, world", "not a WebAssembly module"},
+		{"truncated", "\x00asm\x01\x00\x00\x00\x01", "invalid WebAssembly module"},
+		{"no exports", "\x00asm\x01\x00\x00\x00", "does not export its memory"},
+	} {
+		_, err := rt.Compile(ctx, []byte(tc.wasm))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Compile error = %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
