@@ -7,6 +7,8 @@ const (
 	DefaultMemoryLimit = 64 << 20         // bytes of linear memory per instance
 	DefaultCallTimeout = 10 * time.Second // per call delivered into a guest
 	DefaultQueueLimit  = 64               // calls waiting for one instance
+	DefaultIdleTimeout = 5 * time.Minute  // an unused instance is evicted after this
+	DefaultMaxLive     = 1000             // live instances per Runtime
 
 	DefaultMaxFrameSize = 8 << 20 // bytes in one frame crossing the boundary
 	DefaultMaxCapTable  = 1024    // capabilities in one frame
@@ -22,6 +24,8 @@ type config struct {
 	memoryLimit uint64
 	callTimeout time.Duration
 	queueLimit  int
+	idleTimeout time.Duration
+	maxLive     int
 	maxFrame    int
 	maxCapTable int
 	maxImports  int
@@ -43,6 +47,16 @@ func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTi
 // WithQueueLimit bounds how many calls may wait for one busy instance; past it
 // calls fail at once with an "overloaded" error. Default DefaultQueueLimit.
 func WithQueueLimit(n int) Option { return func(c *config) { c.queueLimit = n } }
+
+// WithIdleTimeout evicts an instance that has had no call for d. Its gadget
+// keeps working: the next call starts a fresh instance, and sessions are
+// reopened on it. Default DefaultIdleTimeout.
+func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idleTimeout = d } }
+
+// WithMaxLiveInstances caps the live instances of a Runtime. Starting one
+// past the cap evicts the least recently used idle instance. Default
+// DefaultMaxLive.
+func WithMaxLiveInstances(n int) Option { return func(c *config) { c.maxLive = n } }
 
 // WithMaxFrameSize bounds one message crossing the boundary in either
 // direction (params or results). A guest result past it fails that call with

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/server"
@@ -30,6 +32,7 @@ type Gadget struct {
 
 	inbox chan *delivery
 	wake  chan struct{} // a release is pending
+	evict chan struct{} // the runtime wants the instance gone
 	quit  chan struct{} // closed by Close
 	done  chan struct{} // closed when run returns
 
@@ -38,8 +41,11 @@ type Gadget struct {
 	closed   bool
 
 	// Owned by run.
-	inst *instance
-	gen  uint64 // generation of the newest instance; 0 means none yet
+	inst     *instance
+	gen      uint64      // generation of the newest instance; 0 means none yet
+	deferred []*delivery // taken from inbox during a wait, to run next
+	lru      lruEntry    // guarded by the runtime's live.mu
+	live     atomic.Bool // inst != nil, for readers outside run
 }
 
 // guestRef names a guest export in one instance generation.
@@ -51,10 +57,12 @@ type guestRef struct {
 // delivery is one call waiting to be delivered into the guest.
 type delivery struct {
 	ctx    context.Context
-	target guestRef // gen 0: whatever instance is live (the main object)
+	target *guestObject
 	method capnp.Method
 	params capnp.Struct // owned: its message holds the params' capabilities
 	reply  chan reply   // buffered; receives exactly one reply
+
+	openParams capnp.Struct // a copy of params, for Guest.open calls
 }
 
 type reply struct {
@@ -78,6 +86,7 @@ func (r *Runtime) NewGadget(m *Module, host schema.Host, opts ...GadgetOption) *
 		host:  host,
 		inbox: make(chan *delivery, r.cfg.queueLimit),
 		wake:  make(chan struct{}, 1),
+		evict: make(chan struct{}, 1),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
@@ -94,8 +103,11 @@ func (r *Runtime) NewGadget(m *Module, host schema.Host, opts ...GadgetOption) *
 // Guest returns a capability for the guest's main object. It stays valid
 // across instance restarts; the caller releases it.
 func (g *Gadget) Guest() schema.Guest {
-	return schema.Guest(g.newGuestObject(guestRef{gen: 0, index: 0}))
+	return schema.Guest(g.newGuestObject(guestRef{gen: 0, index: 0}, nil))
 }
+
+// Live reports whether the gadget has a live instance right now.
+func (g *Gadget) Live() bool { return g.live.Load() }
 
 // Close kills the instance and breaks every capability that came from it.
 // Calls waiting for the gadget fail with ErrClosed. Close waits for the
@@ -114,14 +126,30 @@ func (g *Gadget) Close() {
 func (g *Gadget) run() {
 	defer close(g.done)
 	defer g.host.Release()
+	idle := time.NewTimer(g.rt.cfg.idleTimeout)
+	defer idle.Stop()
 	for {
+		for len(g.deferred) > 0 {
+			d := g.deferred[0]
+			g.deferred = g.deferred[1:]
+			g.handle(d)
+		}
 		select {
 		case d := <-g.inbox:
 			g.handle(d)
 		case <-g.wake:
 			g.deliverReleases()
+		case <-g.evict:
+			if g.rt.live.evicting(g) {
+				g.kill(nil)
+			}
+		case <-idle.C:
+			g.kill(nil)
 		case <-g.quit:
 			g.kill(fmt.Errorf("%s: %w", g.cfg.name, ErrClosed))
+			for _, d := range g.deferred {
+				d.fail(fmt.Errorf("%s: %w", g.cfg.name, ErrClosed))
+			}
 			for {
 				select {
 				case d := <-g.inbox:
@@ -131,6 +159,7 @@ func (g *Gadget) run() {
 				}
 			}
 		}
+		idle.Reset(g.rt.cfg.idleTimeout)
 	}
 }
 
@@ -150,10 +179,6 @@ func (g *Gadget) enqueue(d *delivery) error {
 }
 
 func (g *Gadget) handle(d *delivery) {
-	if d.target.gen != 0 && (g.inst == nil || g.inst.gen != d.target.gen) {
-		d.fail(fmt.Errorf("%s: %w", g.cfg.name, ErrRestarted))
-		return
-	}
 	if g.inst == nil {
 		inst, err := g.instantiate()
 		if err != nil {
@@ -161,6 +186,15 @@ func (g *Gadget) handle(d *delivery) {
 			return
 		}
 		g.inst = inst
+		g.live.Store(true)
+		g.rt.live.add(g)
+	}
+	g.rt.live.touch(g)
+	if ref := d.target.currentRef(); ref.index != 0 && ref.gen != g.inst.gen {
+		if err := g.reopen(d.target); err != nil {
+			d.fail(err)
+			return
+		}
 	}
 	g.inst.deliverTop(d)
 	if err := g.inst.fatal; err != nil {
@@ -168,11 +202,65 @@ func (g *Gadget) handle(d *delivery) {
 	}
 }
 
-// kill stops the live instance, if any, failing everything in flight in it.
+// reopen gives a session whose instance has stopped (evicted, crashed) a new
+// life on the live instance, by calling Guest.open again with the params it
+// was first opened with. Anything else from a stopped instance is gone: its
+// state lived in guest memory.
+func (g *Gadget) reopen(o *guestObject) error {
+	o.mu.Lock()
+	params := o.openParams
+	o.mu.Unlock()
+	if !params.IsValid() {
+		return fmt.Errorf("%s: %w", g.cfg.name, ErrRestarted)
+	}
+	p, err := copyStruct(params)
+	if err != nil {
+		return err
+	}
+	d := &delivery{ctx: context.Background(), target: g.main(), method: guestOpen, params: p, reply: make(chan reply, 1)}
+	g.inst.deliverTop(d)
+	if err := g.inst.fatal; err != nil {
+		g.kill(err)
+	}
+	r := <-d.reply
+	if r.err != nil {
+		return fmt.Errorf("%s: reopening a session after the instance restarted: %w", g.cfg.name, r.err)
+	}
+	defer releaseStruct(r.content)
+	ptr, err := r.content.Ptr(0)
+	if err != nil {
+		return err
+	}
+	fresh, ok := guestObjectOf(ptr.Interface().Client())
+	if !ok || fresh.currentRef().gen != g.inst.gen {
+		return fmt.Errorf("%s: reopening a session: Guest.open returned no session from this instance", g.cfg.name)
+	}
+	// o takes over fresh's export; fresh must not release it when the
+	// reply above is released.
+	fresh.mu.Lock()
+	ref := fresh.ref
+	fresh.adopted = true
+	fresh.mu.Unlock()
+	o.mu.Lock()
+	o.ref = ref
+	o.mu.Unlock()
+	return nil
+}
+
+// main is the guestObject for the main object, which any instance serves.
+func (g *Gadget) main() *guestObject { return &guestObject{g: g} }
+
+// kill stops the live instance, if any, failing everything in flight in it
+// with err (nil for an orderly eviction).
 func (g *Gadget) kill(err error) {
 	if g.inst != nil {
+		if err == nil {
+			err = fmt.Errorf("%s: %w", g.cfg.name, ErrRestarted)
+		}
 		g.inst.close(err)
 		g.inst = nil
+		g.live.Store(false)
+		g.rt.live.remove(g)
 	}
 	g.mu.Lock()
 	g.releases = nil
@@ -202,22 +290,42 @@ func (g *Gadget) deliverReleases() {
 
 func (d *delivery) fail(err error) {
 	releaseStruct(d.params)
+	releaseStruct(d.openParams)
 	d.reply <- reply{err: err}
 }
 
 // guestObject is the host-side capability for one object a guest exported.
 // Calls on it become deliveries; dropping it tells the guest.
 type guestObject struct {
-	g   *Gadget
-	ref guestRef
+	g *Gadget
+
+	mu         sync.Mutex // guards the fields below; written by the worker
+	ref        guestRef
+	openParams capnp.Struct // for sessions: the Guest.open params, to reopen
+	adopted    bool         // another guestObject took over ref
 }
 
-func (g *Gadget) newGuestObject(ref guestRef) capnp.Client {
+var guestOpen = capnp.Method{InterfaceID: schema.Guest_TypeID, MethodID: 0, InterfaceName: "gadget.capnp:Guest", MethodName: "open"}
+
+func isGuestOpen(m capnp.Method) bool {
+	return m.InterfaceID == guestOpen.InterfaceID && m.MethodID == guestOpen.MethodID
+}
+
+func (g *Gadget) newGuestObject(ref guestRef, openParams *capnp.Struct) capnp.Client {
 	o := &guestObject{g: g, ref: ref}
+	if openParams != nil {
+		o.openParams = *openParams
+	}
 	srv := capserver.NewServer(nil, o, o)
 	// Every method goes to the guest, which knows its own interfaces.
 	srv.HandleUnknownMethod = o.method
 	return capnp.NewClient(srv)
+}
+
+func (o *guestObject) currentRef() guestRef {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ref
 }
 
 // guestObjectOf reports whether c is a guestObject capability.
@@ -247,7 +355,7 @@ func (o *guestObject) call(ctx context.Context, m capnp.Method, call *server.Cal
 	if err != nil {
 		return err
 	}
-	d := &delivery{ctx: ctx, target: o.ref, method: m, params: params, reply: make(chan reply, 1)}
+	d := &delivery{ctx: ctx, target: o, method: m, params: params, reply: make(chan reply, 1)}
 	if err := o.g.enqueue(d); err != nil {
 		releaseStruct(params)
 		return err
@@ -271,13 +379,18 @@ func (o *guestObject) call(ctx context.Context, m capnp.Method, call *server.Cal
 
 // Shutdown runs when the last reference to the capability is gone.
 func (o *guestObject) Shutdown() {
-	if o.ref.index == 0 {
+	o.mu.Lock()
+	ref, adopted := o.ref, o.adopted
+	releaseStruct(o.openParams)
+	o.openParams = capnp.Struct{}
+	o.mu.Unlock()
+	if ref.index == 0 || adopted {
 		return // the main object lives as long as the instance
 	}
 	g := o.g
 	g.mu.Lock()
 	if !g.closed {
-		g.releases = append(g.releases, o.ref)
+		g.releases = append(g.releases, ref)
 	}
 	g.mu.Unlock()
 	select {

@@ -172,8 +172,10 @@ func (inst *instance) wait() []byte {
 			}
 			return b
 		case d := <-inbox:
-			if d.target.gen != 0 && d.target.gen != inst.gen {
-				d.fail(fmt.Errorf("%s: %w", inst.g.cfg.name, ErrRestarted))
+			if ref := d.target.currentRef(); ref.index != 0 && ref.gen != inst.gen {
+				// Reopening a session needs the guest's full
+				// attention: run it once this call is done.
+				inst.g.deferred = append(inst.g.deferred, d)
 				continue
 			}
 			b, err := inst.callFrame(d)
@@ -241,7 +243,7 @@ func (inst *instance) answerNested(f abi.Frame) {
 		abort(inst.fatal)
 	}
 	inst.endScope(err)
-	d.reply <- reply{content: content, err: err}
+	inst.complete(d, content, err)
 }
 
 func (inst *instance) exceptionFrame(err error) []byte {

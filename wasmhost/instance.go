@@ -115,6 +115,24 @@ func (inst *instance) deliverTop(d *delivery) {
 	inst.beginScope()
 	content, err := inst.deliver(d)
 	inst.endScope(err)
+	inst.complete(d, content, err)
+}
+
+// complete replies to d. A session that Guest.open returned remembers the
+// params it was opened with, so the host can reopen it on a later instance.
+func (inst *instance) complete(d *delivery, content capnp.Struct, err error) {
+	open := d.openParams
+	d.openParams = capnp.Struct{}
+	if err == nil && open.IsValid() {
+		ptr, _ := content.Ptr(0)
+		if o, ok := guestObjectOf(ptr.Interface().Client()); ok && o.g == inst.g {
+			o.mu.Lock()
+			releaseStruct(o.openParams)
+			o.openParams, open = open, capnp.Struct{}
+			o.mu.Unlock()
+		}
+	}
+	releaseStruct(open)
 	d.reply <- reply{content: content, err: err}
 }
 
@@ -140,6 +158,13 @@ func (inst *instance) deliver(d *delivery) (capnp.Struct, error) {
 // params become host imports (untrusted: they came from a client).
 func (inst *instance) callFrame(d *delivery) ([]byte, error) {
 	defer releaseStruct(d.params)
+	if isGuestOpen(d.method) && d.target.currentRef().index == 0 {
+		p, err := copyStruct(d.params)
+		if err != nil {
+			return nil, err
+		}
+		d.openParams = p
+	}
 	f, err := frame.New()
 	if err != nil {
 		return nil, err
@@ -149,7 +174,7 @@ func (inst *instance) callFrame(d *delivery) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	call.SetTarget(d.target.index)
+	call.SetTarget(d.target.currentRef().index)
 	call.SetInterfaceId(d.method.InterfaceID)
 	call.SetMethodId(d.method.MethodID)
 	p, err := call.NewParams()
@@ -248,7 +273,7 @@ func (inst *instance) resolve(ref frame.Ref) (capnp.Client, error) {
 		if ref.Index == 0 {
 			return capnp.Client(inst.g.Guest()), nil
 		}
-		return inst.g.newGuestObject(guestRef{gen: inst.gen, index: ref.Index}), nil
+		return inst.g.newGuestObject(guestRef{gen: inst.gen, index: ref.Index}, nil), nil
 	case frame.Host:
 		e, ok := inst.imports[ref.Index]
 		if !ok {

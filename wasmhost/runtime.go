@@ -16,6 +16,7 @@ type Runtime struct {
 	cfg   config
 	wz    wazero.Runtime
 	cache wazero.CompilationCache
+	live  liveSet
 }
 
 // New creates a Runtime.
@@ -24,6 +25,8 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		memoryLimit: DefaultMemoryLimit,
 		callTimeout: DefaultCallTimeout,
 		queueLimit:  DefaultQueueLimit,
+		idleTimeout: DefaultIdleTimeout,
+		maxLive:     DefaultMaxLive,
 		maxFrame:    DefaultMaxFrameSize,
 		maxCapTable: DefaultMaxCapTable,
 		maxImports:  DefaultMaxImports,
@@ -31,8 +34,9 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.memoryLimit < wasmPageSize || cfg.callTimeout <= 0 || cfg.queueLimit < 1 {
-		return nil, fmt.Errorf("wasmhost: invalid limits: memory %d bytes, call timeout %v, queue %d", cfg.memoryLimit, cfg.callTimeout, cfg.queueLimit)
+	if cfg.memoryLimit < wasmPageSize || cfg.callTimeout <= 0 || cfg.queueLimit < 1 || cfg.idleTimeout <= 0 || cfg.maxLive < 1 {
+		return nil, fmt.Errorf("wasmhost: invalid limits: memory %d bytes, call timeout %v, queue %d, idle timeout %v, live instances %d",
+			cfg.memoryLimit, cfg.callTimeout, cfg.queueLimit, cfg.idleTimeout, cfg.maxLive)
 	}
 	rc := wazero.NewRuntimeConfig().
 		// Without this a guest spinning in a loop never yields to the
@@ -41,6 +45,7 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(uint32(cfg.memoryLimit / wasmPageSize))
 	r := &Runtime{cfg: cfg}
+	r.live.max = cfg.maxLive
 	if cfg.cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
 		if err != nil {

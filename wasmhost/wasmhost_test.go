@@ -2,7 +2,9 @@ package wasmhost_test
 
 import (
 	"context"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,22 @@ import (
 
 const counterPkg = "github.com/gadgetd/gadgetd/examples/counter"
 
+var cacheDir struct {
+	sync.Once
+	path string
+}
+
+func sharedCacheDir(t *testing.T) string {
+	cacheDir.Do(func() {
+		dir, err := os.MkdirTemp("", "gadgetd-wasmhost-test-cache-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cacheDir.path = dir
+	})
+	return cacheDir.path
+}
+
 // sandbox is one Runtime with one gadget of a module, and its test host.
 type sandbox struct {
 	rt     *wasmhost.Runtime
@@ -28,6 +46,9 @@ type sandbox struct {
 func newSandbox(t *testing.T, pkg string, opts ...wasmhost.Option) *sandbox {
 	t.Helper()
 	ctx := context.Background()
+	// A shared compilation cache: each test gets its own Runtime without
+	// paying a second or so to compile the same guest again.
+	opts = append([]wasmhost.Option{wasmhost.WithCompilationCacheDir(sharedCacheDir(t))}, opts...)
 	rt, err := wasmhost.New(ctx, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,116 @@
+package wasmhost_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/wasmbuild"
+	"github.com/gadgetd/gadgetd/wasmhost"
+)
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestSessionSurvivesIdleEviction(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, counterPkg, wasmhost.WithIdleTimeout(50*time.Millisecond))
+	c := counterpb.Counter(s.open(ctx))
+	defer c.Release()
+	if v, err := increment(ctx, c); err != nil || v != 1 {
+		t.Fatalf("increment = %d, %v; want 1", v, err)
+	}
+	waitFor(t, "idle eviction", func() bool { return !s.gadget.Live() && s.rt.LiveInstances() == 0 })
+	// The session was opened on an instance that no longer exists; the
+	// host reopens it on a fresh one, and the value comes from storage.
+	if v, err := increment(ctx, c); err != nil || v != 2 {
+		t.Fatalf("increment after eviction = %d, %v; want 2", v, err)
+	}
+	if !s.gadget.Live() {
+		t.Fatal("gadget has no live instance after a call")
+	}
+}
+
+func TestLiveInstancesAreCappedEvictingLeastRecentlyUsed(t *testing.T) {
+	ctx := context.Background()
+	rt, err := wasmhost.New(ctx, wasmhost.WithMaxLiveInstances(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	mod, err := rt.Compile(ctx, wasmbuild.ForTest(t, counterPkg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close(ctx)
+
+	var gadgets [3]*wasmhost.Gadget
+	var sessions [3]counterpb.Counter
+	for i := range gadgets {
+		h := newMemHost()
+		gadgets[i] = rt.NewGadget(mod, h.client(), wasmhost.WithCallScope(h.begin))
+		defer gadgets[i].Close()
+		s := &sandbox{rt: rt, mod: mod, gadget: gadgets[i], host: h}
+		sessions[i] = counterpb.Counter(s.open(ctx))
+		defer sessions[i].Release()
+	}
+	call := func(i int) {
+		t.Helper()
+		if _, err := get(ctx, sessions[i]); err != nil {
+			t.Fatalf("gadget %d: %v", i, err)
+		}
+	}
+	// Opening touched 0, 1, 2 in that order, so 0 was evicted for 2.
+	waitFor(t, "eviction of gadget 0", func() bool { return !gadgets[0].Live() })
+	call(1) // 1 is now more recent than 2
+	call(0) // starting 0 again must evict 2, the least recently used
+	waitFor(t, "eviction of gadget 2", func() bool { return !gadgets[2].Live() })
+	if !gadgets[0].Live() || !gadgets[1].Live() {
+		t.Fatalf("live = %v %v %v; want gadgets 0 and 1 live", gadgets[0].Live(), gadgets[1].Live(), gadgets[2].Live())
+	}
+	if n := rt.LiveInstances(); n != 2 {
+		t.Fatalf("LiveInstances = %d, want 2", n)
+	}
+	call(2) // and an evicted gadget still answers
+}
+
+func TestCompilationCacheSpansRuntimes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	wasm := wasmbuild.ForTest(t, counterPkg)
+	compile := func() time.Duration {
+		rt, err := wasmhost.New(ctx, wasmhost.WithCompilationCacheDir(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close(ctx)
+		start := time.Now()
+		mod, err := rt.Compile(ctx, wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		elapsed := time.Since(start)
+		mod.Close(ctx)
+		return elapsed
+	}
+	cold := compile()
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("compilation cache dir is empty after a compile (%v)", err)
+	}
+	warm := compile()
+	t.Logf("compile: cold %v, from cache %v", cold, warm)
+	if warm*3 > cold {
+		t.Fatalf("compiling from the cache took %v, not much faster than cold %v: the cache was not used", warm, cold)
+	}
+}
