@@ -19,20 +19,20 @@ import (
 
 const counterPkg = "github.com/gadgetd/gadgetd/examples/counter"
 
-var cacheDir struct {
+var compileCache struct {
 	sync.Once
 	path string
 }
 
-func sharedCacheDir(t *testing.T) string {
-	cacheDir.Do(func() {
+func sharedCacheDir(t testing.TB) string {
+	compileCache.Do(func() {
 		dir, err := os.MkdirTemp("", "gadgetd-wasmhost-test-cache-")
 		if err != nil {
-			t.Fatal(err)
+			panic(err)
 		}
-		cacheDir.path = dir
+		compileCache.path = dir
 	})
-	return cacheDir.path
+	return compileCache.path
 }
 
 // sandbox is one Runtime with one gadget of a module, and its test host.

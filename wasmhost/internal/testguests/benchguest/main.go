@@ -1,0 +1,55 @@
+// Command benchguest is a guest for the wasmhost benchmarks: the cheapest
+// possible call, a loop of guest-to-host calls, and a crash.
+package main
+
+import (
+	"context"
+	"errors"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/wasmhost/guest"
+	"github.com/gadgetd/gadgetd/wasmhost/internal/testguests/benchguest/benchpb"
+)
+
+func init() { guest.Serve(app{}) }
+
+func main() {}
+
+type app struct{}
+
+func (app) Open(ctx context.Context, call schema.Guest_open) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetSession(capnp.Client(benchpb.Bench_ServerToClient(bench{})))
+}
+
+type bench struct{}
+
+func (bench) Noop(context.Context, benchpb.Bench_noop) error { return nil }
+
+var storage schema.Storage
+
+func (bench) HostCalls(ctx context.Context, call benchpb.Bench_hostCalls) error {
+	if !storage.IsValid() {
+		f, _ := guest.Host().Storage(ctx, nil)
+		storage = f.Storage().AddRef()
+	}
+	for i := uint32(0); i < call.Args().N(); i++ {
+		f, release := storage.Get(ctx, func(p schema.Storage_get_Params) error { return p.SetKey("k") })
+		_, err := f.Struct()
+		release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (bench) Crash(context.Context, benchpb.Bench_crash) error {
+	panic(errors.New("crash requested"))
+}
+
