@@ -52,4 +52,3 @@ func (bench) HostCalls(ctx context.Context, call benchpb.Bench_hostCalls) error 
 func (bench) Crash(context.Context, benchpb.Bench_crash) error {
 	panic(errors.New("crash requested"))
 }
-
