@@ -1,0 +1,52 @@
+package guest_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// What guest code must never reach for. A gadget's only way out of its
+// sandbox is a capability; these would be ways around that, and a guest
+// that imports wazero would be carrying the host inside it.
+var forbidden = map[string]string{
+	"os":                            "files and environment",
+	"os/exec":                       "processes",
+	"net":                           "network",
+	"net/http":                      "network",
+	"syscall":                       "raw system calls",
+	"github.com/tetratelabs/wazero": "the host runtime",
+}
+
+// TestGuestSDKImportsNothingThatReachesOutsideTheSandbox checks every package
+// of this module that a gadget links in (the SDK and what it imports from
+// here), as built for the sandbox. Standard-library packages such as fmt may
+// use os internally; that is theirs, inside the sandbox, and gets nothing
+// from the host.
+func TestGuestSDKImportsNothingThatReachesOutsideTheSandbox(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}:{{join .Imports \" \"}}", "github.com/gadgetd/gadgetd/wasmhost/guest")
+	cmd.Env = append(cmd.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ":")
+		if strings.HasPrefix(pkg, "github.com/tetratelabs/wazero") {
+			t.Errorf("the guest SDK links in %s", pkg)
+		}
+		if !strings.HasPrefix(pkg, "github.com/gadgetd/gadgetd/") {
+			continue
+		}
+		checked++
+		for _, imp := range strings.Fields(imports) {
+			if why, bad := forbidden[imp]; bad {
+				t.Errorf("%s imports %s (%s)", pkg, imp, why)
+			}
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("checked only %d packages of this module; go list output was:\n%s", checked, out)
+	}
+}
