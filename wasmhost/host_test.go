@@ -2,13 +2,13 @@ package wasmhost_test
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 	"sync"
 
-	"capnproto.org/go/capnp/v3"
-
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/revocable"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
@@ -20,6 +20,18 @@ type memHost struct {
 	pending map[string][]byte // nil outside a call scope; nil value = delete
 	logs    []string
 	commits int
+	grants  []*revocable.Revoker // every Storage lent out, for revokeAll
+}
+
+// revokeAll cuts off every Storage capability this host has lent.
+func (h *memHost) revokeAll() {
+	h.mu.Lock()
+	grants := h.grants
+	h.grants = nil
+	h.mu.Unlock()
+	for _, r := range grants {
+		r.Revoke(errors.New("gadget removed"))
+	}
 }
 
 func newMemHost() *memHost { return &memHost{data: map[string][]byte{}} }
@@ -77,7 +89,11 @@ func (h *memHost) Storage(ctx context.Context, call schema.Host_storage) error {
 	if err != nil {
 		return err
 	}
-	return res.SetStorage(schema.Storage(capserver.New(schema.Storage_Methods(nil, memStorage{h}), nil, nil)))
+	c, r := revocable.New(capserver.New(schema.Storage_Methods(nil, memStorage{h}), nil, nil))
+	h.mu.Lock()
+	h.grants = append(h.grants, r)
+	h.mu.Unlock()
+	return res.SetStorage(schema.Storage(c))
 }
 
 func (h *memHost) Log(ctx context.Context, call schema.Host_log) error {
@@ -140,5 +156,3 @@ func (s memStorage) List(ctx context.Context, call schema.Storage_list) error {
 	}
 	return nil
 }
-
-var _ = capnp.Client{}

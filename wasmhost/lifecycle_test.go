@@ -3,12 +3,14 @@ package wasmhost_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/wasmhost"
+	"github.com/gadgetd/gadgetd/wasmhost/internal/testguests/benchguest/benchpb"
 )
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -112,5 +114,34 @@ func TestCompilationCacheSpansRuntimes(t *testing.T) {
 	t.Logf("compile: cold %v, from cache %v", cold, warm)
 	if warm*3 > cold {
 		t.Fatalf("compiling from the cache took %v, not much faster than cold %v: the cache was not used", warm, cold)
+	}
+}
+
+func TestRevokedHostCapabilityFailsInsideTheGuest(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, benchPkg)
+	c := benchpb.Bench(s.open(ctx))
+	defer c.Release()
+	hostCalls := func() error {
+		f, release := c.HostCalls(ctx, func(p benchpb.Bench_hostCalls_Params) error { p.SetN(1); return nil })
+		defer release()
+		_, err := f.Struct()
+		return err
+	}
+	// The bench guest keeps the Storage it got on its first call in a
+	// global, so the second call uses the same host import index.
+	if err := hostCalls(); err != nil {
+		t.Fatal(err)
+	}
+	s.host.revokeAll()
+	err := hostCalls()
+	if err == nil || !strings.Contains(err.Error(), "capability revoked") || !strings.Contains(err.Error(), "gadget removed") {
+		t.Fatalf("call through a revoked capability: err = %v, want it revoked with the reason", err)
+	}
+	// The guest survives: only that capability is gone.
+	f, release := c.Noop(ctx, nil)
+	defer release()
+	if _, err := f.Struct(); err != nil {
+		t.Fatalf("noop after revocation: %v", err)
 	}
 }

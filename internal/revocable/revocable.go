@@ -1,0 +1,103 @@
+// Package revocable wraps a capability so that its grantor can cut it off:
+// after Revoke, every reference anyone holds to the wrapper, including ones
+// lent into a gadget's sandbox, fails with ErrRevoked at once, and the
+// wrapped capability is released.
+//
+// gadgetd uses it for everything it can take back: storage of a removed
+// gadget, bindings that are unbound, shares that are revoked.
+package revocable
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/server"
+
+	"github.com/gadgetd/gadgetd/internal/capserver"
+)
+
+// ErrRevoked is the error calls on a revoked capability fail with.
+var ErrRevoked = errors.New("capability revoked")
+
+// Revoker cuts off one wrapped capability. Revoke is idempotent and safe for
+// concurrent use.
+type Revoker struct {
+	mu     sync.Mutex
+	target capnp.Client // zero once revoked
+	reason error
+}
+
+// New wraps target, taking ownership of the reference. The returned client
+// forwards every call to target until Revoke.
+func New(target capnp.Client) (capnp.Client, *Revoker) {
+	r := &Revoker{target: target}
+	srv := capserver.NewServer(nil, r, r)
+	srv.HandleUnknownMethod = func(m capnp.Method) *server.Method {
+		return &server.Method{Method: m, Impl: func(ctx context.Context, call *server.Call) error {
+			return r.forward(ctx, m, call)
+		}}
+	}
+	return capnp.NewClient(srv), r
+}
+
+// Revoke cuts the capability off; reason (nil for ErrRevoked alone) is
+// wrapped into the error callers see.
+func (r *Revoker) Revoke(reason error) {
+	r.mu.Lock()
+	t := r.target
+	r.target = capnp.Client{}
+	if r.reason == nil {
+		r.reason = ErrRevoked
+		if reason != nil {
+			r.reason = errors.Join(ErrRevoked, reason)
+		}
+	}
+	r.mu.Unlock()
+	t.Release()
+}
+
+// Shutdown releases the target when the last reference to the wrapper goes.
+func (r *Revoker) Shutdown() {
+	r.mu.Lock()
+	t := r.target
+	r.target = capnp.Client{}
+	r.mu.Unlock()
+	t.Release()
+}
+
+func (r *Revoker) forward(ctx context.Context, m capnp.Method, call *server.Call) error {
+	r.mu.Lock()
+	target, reason := r.target.AddRef(), r.reason
+	r.mu.Unlock()
+	if reason != nil {
+		return reason
+	}
+	defer target.Release()
+	call.Go()
+	args := call.Args()
+	ans, release := target.SendCall(ctx, capnp.Send{
+		Method:    m,
+		ArgsSize:  args.Size(),
+		PlaceArgs: func(p capnp.Struct) error { return p.CopyFrom(args) },
+	})
+	defer release()
+	res, err := ans.Struct()
+	if err != nil {
+		return err
+	}
+	// A revocation while the call was in flight wins: its results may carry
+	// capabilities the caller must no longer get.
+	r.mu.Lock()
+	reason = r.reason
+	r.mu.Unlock()
+	if reason != nil {
+		return reason
+	}
+	out, err := call.AllocResults(res.Size())
+	if err != nil {
+		return err
+	}
+	return out.CopyFrom(res)
+}
