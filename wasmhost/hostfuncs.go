@@ -252,7 +252,7 @@ func (inst *instance) exceptionFrame(err error) []byte {
 		abort(ferr)
 	}
 	defer f.Message().Release()
-	if ferr := f.SetException(err.Error()); ferr != nil {
+	if ferr := f.SetException(frame.Reason(err)); ferr != nil {
 		abort(ferr)
 	}
 	b, ferr := frame.Encode(f)

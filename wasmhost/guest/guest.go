@@ -267,7 +267,7 @@ func exceptionFrame(err error) []byte {
 		panic(ferr)
 	}
 	defer f.Message().Release()
-	if ferr := f.SetException(err.Error()); ferr != nil {
+	if ferr := f.SetException(frame.Reason(err)); ferr != nil {
 		panic(ferr)
 	}
 	return encode(f)

@@ -6,8 +6,10 @@ package frame
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/exc"
 
 	"github.com/gadgetd/gadgetd/schema/abi"
 )
@@ -153,4 +155,24 @@ func Resolve(p abi.Payload, lim Limits, resolve func(Ref) (capnp.Client, error))
 	}
 	p.Message().CapTable().Reset(clients...)
 	return nil
+}
+
+// Reason is the text an exception frame carries for err. go-capnp prefixes
+// a method's error with the method's name ("file.capnp:Iface.method: ...");
+// the receiving side adds its own, so the sender's is dropped here rather
+// than shown twice.
+func Reason(err error) string {
+	text := err.Error()
+	var e *exc.Exception
+	if !errors.As(err, &e) || text != e.Error() || e.Cause == nil {
+		return text
+	}
+	cause := e.Cause
+	if inner := errors.Unwrap(cause); inner != nil {
+		prefix, ok := strings.CutSuffix(cause.Error(), ": "+inner.Error())
+		if ok && strings.Contains(prefix, ".capnp:") {
+			return inner.Error()
+		}
+	}
+	return text
 }
