@@ -41,11 +41,10 @@ type Gadget struct {
 	closed   bool
 
 	// Owned by run.
-	inst     *instance
-	gen      uint64      // generation of the newest instance; 0 means none yet
-	deferred []*delivery // taken from inbox during a wait, to run next
-	lru      lruEntry    // guarded by the runtime's live.mu
-	live     atomic.Bool // inst != nil, for readers outside run
+	inst *instance
+	gen  uint64      // generation of the newest instance; 0 means none yet
+	lru  lruEntry    // guarded by the runtime's live.mu
+	live atomic.Bool // inst != nil, for readers outside run
 }
 
 // guestRef names a guest export in one instance generation.
@@ -63,6 +62,11 @@ type delivery struct {
 	reply  chan reply   // buffered; receives exactly one reply
 
 	openParams capnp.Struct // a copy of params, for Guest.open calls
+
+	// For a Guest.open that reopens a session during a wait: the session,
+	// and the call that waits for it.
+	reopens *guestObject
+	then    *delivery
 }
 
 type reply struct {
@@ -129,11 +133,6 @@ func (g *Gadget) run() {
 	idle := time.NewTimer(g.rt.cfg.idleTimeout)
 	defer idle.Stop()
 	for {
-		for len(g.deferred) > 0 {
-			d := g.deferred[0]
-			g.deferred = g.deferred[1:]
-			g.handle(d)
-		}
 		select {
 		case d := <-g.inbox:
 			g.handle(d)
@@ -147,9 +146,6 @@ func (g *Gadget) run() {
 			g.kill(nil)
 		case <-g.quit:
 			g.kill(fmt.Errorf("%s: %w", g.cfg.name, ErrClosed))
-			for _, d := range g.deferred {
-				d.fail(fmt.Errorf("%s: %w", g.cfg.name, ErrClosed))
-			}
 			for {
 				select {
 				case d := <-g.inbox:
@@ -207,22 +203,35 @@ func (g *Gadget) handle(d *delivery) {
 // was first opened with. Anything else from a stopped instance is gone: its
 // state lived in guest memory.
 func (g *Gadget) reopen(o *guestObject) error {
-	o.mu.Lock()
-	params := o.openParams
-	o.mu.Unlock()
-	if !params.IsValid() {
-		return fmt.Errorf("%s: %w", g.cfg.name, ErrRestarted)
-	}
-	p, err := copyStruct(params)
+	d, err := g.reopenDelivery(o, nil)
 	if err != nil {
 		return err
 	}
-	d := &delivery{ctx: context.Background(), target: g.main(), method: guestOpen, params: p, reply: make(chan reply, 1)}
 	g.inst.deliverTop(d)
 	if err := g.inst.fatal; err != nil {
 		g.kill(err)
 	}
-	r := <-d.reply
+	return g.adoptSession(o, <-d.reply)
+}
+
+// reopenDelivery builds the Guest.open call that reopens session o. then is
+// the call that waits for it, if it is to run next.
+func (g *Gadget) reopenDelivery(o *guestObject, then *delivery) (*delivery, error) {
+	o.mu.Lock()
+	params := o.openParams
+	o.mu.Unlock()
+	if !params.IsValid() {
+		return nil, fmt.Errorf("%s: %w", g.cfg.name, ErrRestarted)
+	}
+	p, err := copyStruct(params)
+	if err != nil {
+		return nil, err
+	}
+	return &delivery{ctx: context.Background(), target: g.main(), method: guestOpen, params: p, reply: make(chan reply, 1), reopens: o, then: then}, nil
+}
+
+// adoptSession points o at the session that a reopening Guest.open returned.
+func (g *Gadget) adoptSession(o *guestObject, r reply) error {
 	if r.err != nil {
 		return fmt.Errorf("%s: reopening a session after the instance restarted: %w", g.cfg.name, r.err)
 	}
@@ -232,7 +241,7 @@ func (g *Gadget) reopen(o *guestObject) error {
 		return err
 	}
 	fresh, ok := guestObjectOf(ptr.Interface().Client())
-	if !ok || fresh.currentRef().gen != g.inst.gen {
+	if !ok || g.inst == nil || fresh.currentRef().gen != g.inst.gen {
 		return fmt.Errorf("%s: reopening a session: Guest.open returned no session from this instance", g.cfg.name)
 	}
 	// o takes over fresh's export; fresh must not release it when the

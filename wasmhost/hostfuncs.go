@@ -69,7 +69,7 @@ func exchange(ctx context.Context, mod api.Module, stack []uint64) {
 	case abi.Frame_Which_call:
 		next = inst.startOutbound(f)
 	case abi.Frame_Which_return, abi.Frame_Which_exception:
-		inst.answerNested(f)
+		next = inst.answerNested(f)
 	default:
 		abort(inst.violation("exchange: unexpected %v frame", f.Which()))
 	}
@@ -172,20 +172,9 @@ func (inst *instance) wait() []byte {
 			}
 			return b
 		case d := <-inbox:
-			if ref := d.target.currentRef(); ref.index != 0 && ref.gen != inst.gen {
-				// Reopening a session needs the guest's full
-				// attention: run it once this call is done.
-				inst.g.deferred = append(inst.g.deferred, d)
-				continue
+			if b := inst.deliverNested(d); b != nil {
+				return b
 			}
-			b, err := inst.callFrame(d)
-			if err != nil {
-				d.reply <- reply{err: err}
-				continue
-			}
-			inst.nested = append(inst.nested, d)
-			inst.beginScope()
-			return b
 		case <-inst.ctx.Done():
 			abort(inst.ctx.Err())
 		}
@@ -229,8 +218,37 @@ func (inst *instance) resultFrame(o *outboundCall) []byte {
 	return b
 }
 
-// answerNested completes the innermost call delivered during a wait.
-func (inst *instance) answerNested(f abi.Frame) {
+// deliverNested starts d inside the waiting guest and returns its call frame,
+// or nil if d could not start (it has been answered). A call on a session
+// whose instance has stopped first reopens the session, as a nested call of
+// its own: deferring it until the wait ends could deadlock, since the wait
+// may be for that very call.
+func (inst *instance) deliverNested(d *delivery) []byte {
+	if ref := d.target.currentRef(); ref.index != 0 && ref.gen != inst.gen {
+		od, err := inst.g.reopenDelivery(d.target, d)
+		if err != nil {
+			d.fail(err)
+			return nil
+		}
+		d = od
+	}
+	b, err := inst.callFrame(d)
+	if err != nil {
+		d.reply <- reply{err: err}
+		if d.then != nil {
+			d.then.fail(err)
+		}
+		return nil
+	}
+	inst.nested = append(inst.nested, d)
+	inst.beginScope()
+	return b
+}
+
+// answerNested completes the innermost call delivered during a wait. It
+// returns the next frame for the guest if another call must run first (the
+// call a reopened session was waiting for), or nil to go on waiting.
+func (inst *instance) answerNested(f abi.Frame) []byte {
 	n := len(inst.nested)
 	if n == 0 {
 		abort(inst.violation("answered a call that was not delivered"))
@@ -240,10 +258,21 @@ func (inst *instance) answerNested(f abi.Frame) {
 	content, err := inst.answer(f)
 	if inst.fatal != nil {
 		d.reply <- reply{err: inst.fatal}
+		if d.then != nil {
+			d.then.fail(inst.fatal)
+		}
 		abort(inst.fatal)
 	}
 	inst.endScope(err)
 	inst.complete(d, content, err)
+	if d.then == nil {
+		return nil
+	}
+	if err := inst.g.adoptSession(d.reopens, <-d.reply); err != nil {
+		d.then.fail(err)
+		return nil
+	}
+	return inst.deliverNested(d.then)
 }
 
 func (inst *instance) exceptionFrame(err error) []byte {

@@ -93,11 +93,28 @@ func (g *Gadget) instantiate() (*instance, error) {
 		WithSysNanotime().
 		WithSysNanosleep().
 		WithRandSource(rand.Reader)
+	// The guest's initialization (_initialize: the Go runtime and its init
+	// functions) may call the host like any call may: give it the call's
+	// context and a call scope of its own, so its storage writes commit
+	// only if it starts.
+	inst.ctx = ctx
+	inst.beginScope()
 	mod, err := g.rt.wz.InstantiateModule(ctx, g.mod.cm, cfg)
-	if err != nil {
-		inst.releaseImports()
-		return nil, inst.explain(ctx, "failed to start", err)
+	inst.ctx = nil
+	if err == nil {
+		err = inst.checkQuiescent()
 	}
+	if err != nil {
+		if mod != nil {
+			mod.Close(context.Background())
+		}
+		if inst.fatal == nil || !errors.Is(err, inst.fatal) {
+			err = inst.explain(ctx, "failed to start", err)
+		}
+		inst.close(err)
+		return nil, err
+	}
+	inst.endScope(nil)
 	inst.mod = mod
 	inst.mem = mod.Memory()
 	inst.fn.alloc = mod.ExportedFunction(exportAlloc)
@@ -114,8 +131,22 @@ func (inst *instance) deliverTop(d *delivery) {
 
 	inst.beginScope()
 	content, err := inst.deliver(d)
+	if qerr := inst.checkQuiescent(); qerr != nil {
+		releaseStruct(content)
+		content, err = capnp.Struct{}, qerr
+	}
 	inst.endScope(err)
 	inst.complete(d, content, err)
+}
+
+// checkQuiescent reports an ABI violation if the guest returned from an
+// export while calls it made, or calls delivered into it while it waited,
+// are still open: their callers would wait for answers that never come.
+func (inst *instance) checkQuiescent() error {
+	if inst.fatal != nil || (len(inst.outbound) == 0 && len(inst.nested) == 0) {
+		return nil
+	}
+	return inst.violation("returned while %d calls delivered into it were unanswered and %d of its own calls were unfinished", len(inst.nested), len(inst.outbound))
 }
 
 // complete replies to d. A session that Guest.open returned remembers the
@@ -187,7 +218,11 @@ func (inst *instance) callFrame(d *delivery) ([]byte, error) {
 	if err := frame.Describe(p, inst.describe(false)); err != nil {
 		return nil, err
 	}
-	return frame.Encode(f)
+	b, err := frame.Encode(f)
+	if err == nil && len(b) > inst.lim.MaxBytes {
+		return nil, fmt.Errorf("%s: call of %d bytes exceeds the limit of %d bytes", inst.g.cfg.name, len(b), inst.lim.MaxBytes)
+	}
+	return b, err
 }
 
 // answer turns a return or exception frame into results or an error.
@@ -263,7 +298,14 @@ func (inst *instance) releaseExport(index uint32) {
 	if err != nil {
 		return
 	}
-	inst.invoke(b)
+	// Guest code may run on a release (a Shutdown hook) and call the
+	// host: its storage writes get a call scope like any call's.
+	inst.beginScope()
+	_, err = inst.invoke(b)
+	if err == nil {
+		err = inst.checkQuiescent()
+	}
+	inst.endScope(err)
 }
 
 // resolve turns a descriptor from the guest into a capability.
@@ -387,12 +429,19 @@ func (inst *instance) releaseImports() {
 	}
 }
 
-// tailBuffer keeps the last bytes a guest wrote to stdout and stderr.
+// tailBuffer keeps the last bytes a guest wrote to stdout and stderr, and
+// the last line that explains a crash. A Go guest's crash report names the
+// reason first ("fatal error: out of memory") and then prints every
+// goroutine's stack, which easily pushes the reason out of the tail.
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu     sync.Mutex
+	max    int
+	b      []byte
+	line   []byte // the line being written, up to maxLine bytes
+	reason string // the last complete "panic:" or "fatal error:" line
 }
+
+const maxLine = 512
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
@@ -401,14 +450,35 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	if over := len(t.b) - t.max; over > 0 {
 		t.b = append(t.b[:0], t.b[over:]...)
 	}
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		chunk := rest
+		if i >= 0 {
+			chunk = rest[:i]
+		}
+		if room := maxLine - len(t.line); room > 0 {
+			t.line = append(t.line, chunk[:min(room, len(chunk))]...)
+		}
+		if i < 0 {
+			break
+		}
+		if l := strings.TrimSpace(string(t.line)); strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "fatal error:") {
+			t.reason = l
+		}
+		t.line = t.line[:0]
+		rest = rest[i+1:]
+	}
 	return len(p), nil
 }
 
-// lastLine returns the last non-empty line written, which for a Go guest is
-// usually the runtime's reason for dying ("fatal error: out of memory").
+// lastLine returns the guest's last stated reason for dying, or else the
+// last non-empty line written.
 func (t *tailBuffer) lastLine() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.reason != "" {
+		return t.reason
+	}
 	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])

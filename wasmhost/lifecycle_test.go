@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/wasmhost"
 	"github.com/gadgetd/gadgetd/wasmhost/internal/testguests/benchguest/benchpb"
@@ -143,5 +144,41 @@ func TestRevokedHostCapabilityFailsInsideTheGuest(t *testing.T) {
 	defer release()
 	if _, err := f.Struct(); err != nil {
 		t.Fatalf("noop after revocation: %v", err)
+	}
+}
+
+func TestStaleSessionCanBeReopenedWhileTheGadgetWaits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s := newSandbox(t, counterPkg, wasmhost.WithIdleTimeout(50*time.Millisecond), wasmhost.WithCallTimeout(3*time.Second))
+	stale := counterpb.Counter(s.open(ctx))
+	defer stale.Release()
+	if _, err := increment(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "idle eviction", func() bool { return !s.gadget.Live() })
+
+	// A session on the new instance, whose listener reads through the stale
+	// session: that call arrives while the new instance waits on the
+	// listener, and the stale session must be reopened right there.
+	fresh := counterpb.Counter(s.open(ctx))
+	defer fresh.Release()
+	l := &listener{counter: stale.AddRef(), seen: make(chan [2]int64, 4)}
+	defer l.counter.Release()
+	lc := counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, l), l, nil))
+	f, release := fresh.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(lc) })
+	if _, err := f.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	lc.Release()
+
+	start := time.Now()
+	got, err := increment(ctx, fresh)
+	if err != nil {
+		t.Fatalf("increment whose listener uses a stale session: %v (after %v)", err, time.Since(start))
+	}
+	if seen := <-l.seen; seen != [2]int64{2, 2} || got != 2 {
+		t.Fatalf("listener saw %v, increment returned %d; want [2 2] and 2", seen, got)
 	}
 }

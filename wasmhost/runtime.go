@@ -121,16 +121,20 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid WebAssembly module: %w", err)
 	}
-	if err := validate(cm); err != nil {
+	if err := r.validate(cm); err != nil {
 		cm.Close(ctx)
 		return nil, err
 	}
 	return &Module{rt: r, cm: cm}, nil
 }
 
-func validate(cm wazero.CompiledModule) error {
+func (r *Runtime) validate(cm wazero.CompiledModule) error {
 	if _, ok := cm.ExportedMemories()["memory"]; !ok {
 		return fmt.Errorf("guest does not export its memory as \"memory\"")
+	}
+	if mems := cm.ImportedMemories(); len(mems) > 0 {
+		mod, name, _ := mems[0].Import()
+		return fmt.Errorf("guest imports memory %s.%s: a guest must define and export its own memory", mod, name)
 	}
 	exports := cm.ExportedFunctions()
 	for _, want := range requiredExports {
@@ -142,16 +146,28 @@ func validate(cm wazero.CompiledModule) error {
 			return fmt.Errorf("guest export %q has signature %s, want %s", want.name, signature(def.ParamTypes(), def.ResultTypes()), signature(want.params, want.result))
 		}
 	}
+	wasi := r.wz.Module(wasiModule).ExportedFunctionDefinitions()
 	for _, def := range cm.ImportedFunctions() {
 		mod, name, _ := def.Import()
+		var params, results []api.ValueType
 		switch mod {
 		case wasiModule:
+			w, ok := wasi[name]
+			if !ok {
+				return fmt.Errorf("guest imports %s.%s, which WASI preview 1 does not have", mod, name)
+			}
+			params, results = w.ParamTypes(), w.ResultTypes()
 		case hostModule:
-			if _, ok := hostFunctions[name]; !ok {
+			f, ok := hostFunctions[name]
+			if !ok {
 				return fmt.Errorf("guest imports unknown host function %s.%s", mod, name)
 			}
+			params, results = f.params, f.result
 		default:
 			return fmt.Errorf("guest imports %s.%s: only %q and %q are provided", mod, name, wasiModule, hostModule)
+		}
+		if !sameTypes(def.ParamTypes(), params) || !sameTypes(def.ResultTypes(), results) {
+			return fmt.Errorf("guest imports %s.%s with signature %s, want %s", mod, name, signature(def.ParamTypes(), def.ResultTypes()), signature(params, results))
 		}
 	}
 	return nil

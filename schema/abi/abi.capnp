@@ -24,9 +24,10 @@ struct Frame {
     # The failed answer to the innermost call in progress, with a reason.
 
     release @3 :UInt32;
-    # The sender drops its reference to the receiver's object with this
-    # index: host to guest, a guest export index; guest to host, a host
-    # import index.
+    # Host to guest only: the host dropped its reference to the guest export
+    # with this index. (A guest drops a host import with the `release`
+    # import function instead; a release frame sent to the host is an ABI
+    # violation.)
   }
 }
 

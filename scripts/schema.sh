@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Regenerates, or checks, the committed Go code generated from .capnp files.
+#
+#   scripts/schema.sh gen      rewrite every generated *.capnp.go in place
+#   scripts/schema.sh check    regenerate into a temporary directory and fail
+#                              if any committed file differs or is missing
+#
+# Which files: every .capnp under schema/, examples/ and wasmhost/ (test
+# guests) that carries a
+# $Go.import annotation. Files are compiled one directory at a time with
+# --src-prefix=<dir>, so each generated file lands next to its source and the
+# names baked into it ("workspace.capnp:Gateway") do not depend on where the
+# repository is checked out. Needs capnp and capnpc-go (scripts/deps.sh).
+set -euo pipefail
+
+mode=${1:-}
+case "$mode" in
+gen | check) ;;
+*)
+	echo "usage: $0 gen|check" >&2
+	exit 2
+	;;
+esac
+
+cd "$(dirname "$0")/.."
+
+for tool in capnp capnpc-go; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "schema.sh: $tool not found on PATH; run scripts/deps.sh (and put \$(go env GOPATH)/bin on PATH)" >&2
+		exit 1
+	fi
+done
+
+std="$(go list -m -f '{{.Dir}}' capnproto.org/go/capnp/v3)/std"
+if [[ ! -f "$std/go.capnp" ]]; then
+	echo "schema.sh: go.capnp not found in $std (is capnproto.org/go/capnp/v3 in go.mod and downloaded? try: go mod download)" >&2
+	exit 1
+fi
+
+# The .capnp files that generate Go, grouped by directory.
+mapfile -t files < <(
+	find schema examples wasmhost -name node_modules -prune -o -name '*.capnp' -type f -print 2>/dev/null |
+		xargs -r grep -l '^[[:space:]]*\$Go\.import' | LC_ALL=C sort
+)
+if ((${#files[@]} == 0)); then
+	echo "schema.sh: no .capnp files with \$Go.import under schema/, examples/ or wasmhost/" >&2
+	exit 1
+fi
+mapfile -t dirs < <(printf '%s\n' "${files[@]}" | xargs -n1 dirname | LC_ALL=C sort -u)
+
+out=.
+if [[ "$mode" == check ]]; then
+	out=$(mktemp -d)
+	trap 'rm -rf "$out"' EXIT
+fi
+
+for dir in "${dirs[@]}"; do
+	srcs=()
+	for f in "${files[@]}"; do
+		[[ "$(dirname "$f")" == "$dir" ]] && srcs+=("$f")
+	done
+	mkdir -p "$out/$dir"
+	if ! capnp compile -I"$std" -ogo:"$out/$dir" --src-prefix="$dir" "${srcs[@]}"; then
+		echo "schema.sh: capnp compile failed for ${srcs[*]}" >&2
+		exit 1
+	fi
+	[[ "$mode" == gen ]] && echo "generated Go for: ${srcs[*]}"
+done
+
+if [[ "$mode" == check ]]; then
+	stale=()
+	for f in "${files[@]}"; do
+		g="$f.go"
+		if [[ ! -f "$g" ]]; then
+			echo "schema.sh: $g is missing" >&2
+			stale+=("$g")
+		elif ! cmp -s "$out/$g" "$g"; then
+			echo "schema.sh: $g differs from what $f generates:" >&2
+			diff -u "$g" "$out/$g" | head -n 40 >&2 || true
+			stale+=("$g")
+		fi
+	done
+	# Generated files whose source is gone (or lost its $Go.import).
+	while IFS= read -r g; do
+		src=${g%.go}
+		if ! printf '%s\n' "${files[@]}" | grep -qxF "$src"; then
+			echo "schema.sh: $g has no matching .capnp with \$Go.import (delete it?)" >&2
+			stale+=("$g")
+		fi
+	done < <(find schema examples wasmhost -name node_modules -prune -o -name '*.capnp.go' -type f -print | LC_ALL=C sort)
+	if ((${#stale[@]})); then
+		echo "generated code is stale: run make schema (stale: ${stale[*]})" >&2
+		exit 1
+	fi
+	echo "schema-check: ${#files[@]} generated files are up to date"
+fi
