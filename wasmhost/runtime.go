@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -47,7 +49,15 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 	r := &Runtime{cfg: cfg}
 	r.live.max = cfg.maxLive
 	if cfg.cacheDir != "" {
-		cache, err := wazero.NewCompilationCacheWithDir(cfg.cacheDir)
+		// wazero keys cached code by module, wazero version and CPU, not by
+		// runtime config: code compiled without the termination checks
+		// WithCloseOnContextDone adds would ignore deadlines. Keep ours
+		// apart, private: whoever can write it can run code in the server.
+		dir := filepath.Join(cfg.cacheDir, "wasmhost-v1-close-on-context-done")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
+		}
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
 		if err != nil {
 			return nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
 		}
