@@ -1,0 +1,105 @@
+package blueprint_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/blueprint"
+	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	blueprinttest.RemoveAll()
+	os.Exit(code)
+}
+
+func TestCounterExampleBuildsAndLoads(t *testing.T) {
+	b := blueprinttest.ExampleBundle(t, "counter")
+	if b.Name != "counter" || b.SessionInterface != counterpb.Counter_TypeID {
+		t.Fatalf("loaded %s with session %#x, want counter with Counter (%#x)", b.Name, b.SessionInterface, uint64(counterpb.Counter_TypeID))
+	}
+	if !strings.HasPrefix(string(b.Wasm), "\x00asm") {
+		t.Fatal("gadget.wasm is not a wasm module")
+	}
+	if !strings.Contains(b.SchemaSource, "interface Counter") || b.UIHTML == "" {
+		t.Fatal("schema source or UI missing from the bundle")
+	}
+}
+
+// writeDir makes a blueprint directory from files.
+func writeDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func requireErr(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error = %v, want it to contain %q", err, want)
+	}
+}
+
+func TestLoadExplainsWhatIsWrong(t *testing.T) {
+	built := blueprinttest.Example(t, "counter")
+	schemaBin, err := os.ReadFile(filepath.Join(built, blueprint.SchemaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := `{"name":"c","version":"1","schema":"counter.capnp","session":"counter.capnp:Counter","ui":"ui.html"}`
+	complete := func(manifest string) map[string]string {
+		return map[string]string{
+			"blueprint.json": manifest, "counter.capnp": "# source", "ui.html": "<p>",
+			"gadget.wasm": "\x00asm", "schema.bin": string(schemaBin),
+		}
+	}
+	if _, err := blueprint.Load(writeDir(t, complete(good))); err != nil {
+		t.Fatalf("a good directory failed: %v", err)
+	}
+
+	_, err = blueprint.Load(t.TempDir())
+	requireErr(t, err, "has no blueprint.json")
+
+	_, err = blueprint.Load(writeDir(t, complete(`{"name": "c",`)))
+	requireErr(t, err, "blueprint.json: unexpected EOF")
+
+	_, err = blueprint.Load(writeDir(t, complete(strings.Replace(good, `"counter.capnp:Counter"`, `"counter.capnp:Nope"`, 1))))
+	requireErr(t, err, `session interface "counter.capnp:Nope" is not in the schema`)
+
+	_, err = blueprint.Load(writeDir(t, complete(strings.Replace(good, `"name":"c"`, `"name":"Bad Name"`, 1))))
+	requireErr(t, err, `blueprint name "Bad Name" is invalid`)
+
+	_, err = blueprint.Load(writeDir(t, complete(strings.Replace(good, `"ui.html"`, `"../ui.html"`, 1))))
+	requireErr(t, err, `must be a path inside the blueprint directory`)
+
+	files := complete(good)
+	delete(files, "gadget.wasm")
+	_, err = blueprint.Load(writeDir(t, files))
+	requireErr(t, err, "gadget.wasm is missing (run `gadgetd blueprint build")
+
+	id := `"0x8a3e18650a9facfd"`
+	if _, err := blueprint.Load(writeDir(t, complete(strings.Replace(good, `"counter.capnp:Counter"`, id, 1)))); err != nil {
+		t.Fatalf("a 0x session id failed: %v", err)
+	}
+}
+
+func TestCheckInterfaceRefusesNonInterfaces(t *testing.T) {
+	b := blueprinttest.ExampleBundle(t, "counter")
+	if err := blueprint.CheckInterface(b.SchemaNodes, counterpb.Counter_TypeID); err != nil {
+		t.Fatal(err)
+	}
+	requireErr(t, blueprint.CheckInterface(b.SchemaNodes, 0x1234), "is not an interface in the blueprint's schema")
+	requireErr(t, blueprint.CheckInterface(b.SchemaNodes, counterpb.Counter_increment_Params_TypeID), "is not an interface")
+	requireErr(t, blueprint.CheckInterface([]byte("garbage!"), 1), "not a serialized CodeGeneratorRequest")
+}

@@ -1,0 +1,170 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server/internal/store"
+)
+
+// gadgetCap is the Gadget capability one user holds for one gadget, with
+// that user's role. It keeps only the id and re-reads the registry on every
+// call, so it fails with "unknown gadget id" from the moment the gadget is
+// removed.
+type gadgetCap struct {
+	s    *Server
+	user store.User
+	id   string
+	role schema.Role
+}
+
+func (g *gadgetCap) record(ctx context.Context) (store.Gadget, error) {
+	return g.s.gadgetFor(ctx, g.user, g.id)
+}
+
+func (g *gadgetCap) Info(ctx context.Context, call schema.Gadget_info) error {
+	rec, err := g.record(ctx)
+	if err != nil {
+		return err
+	}
+	owner, err := g.s.store.User(ctx, rec.OwnerID)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	info, err := res.NewInfo()
+	if err != nil {
+		return err
+	}
+	return fillGadgetInfo(info, rec, owner.Name, g.role)
+}
+
+// Open asks the guest for a session and returns without waiting for it: the
+// result holds a promise, so a client's calls on the session travel in the
+// same round trip as open() itself and queue here until the guest answers.
+//
+// The promise is a local one that we fulfill with our own reference to the
+// session, not the pipelined client of the guest's answer: go-capnp may
+// deliver a call through a snapshot of that pipelined client after its
+// answer's results were released, and then reads freed memory.
+func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
+	rec, err := g.record(ctx)
+	if err != nil {
+		return err
+	}
+	lg, err := g.s.liveFor(ctx, rec)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	guest := lg.sandbox.Guest()
+	defer guest.Release()
+	// The guest call must outlive this handler, which returns at once, and
+	// the client's Finish, which cancels ctx; wasmhost bounds it with its own
+	// call timeout.
+	ans, release := guest.Open(context.WithoutCancel(ctx), func(p schema.Guest_open_Params) error {
+		caller, err := p.NewCaller()
+		if err != nil {
+			return err
+		}
+		caller.SetRole(g.role)
+		if err := caller.SetUserId(g.user.ID); err != nil {
+			return err
+		}
+		return caller.SetUserName(g.user.Name)
+	})
+	session, resolver := capnp.NewLocalPromise[capnp.Client]()
+	go func() {
+		defer release()
+		opened, err := ans.Struct()
+		if err != nil {
+			resolver.Reject(err)
+			return
+		}
+		session := opened.Session()
+		if !session.IsValid() {
+			// Fulfilling with null would let calls queued on the promise
+			// reach go-capnp's nil-PipelineCaller crash.
+			resolver.Reject(fmt.Errorf("gadget %q returned no session from Guest.open", g.id))
+			return
+		}
+		resolver.Fulfill(session.AddRef())
+	}()
+	return res.SetSession(session)
+}
+
+func (g *gadgetCap) blueprint(ctx context.Context) (store.Blueprint, error) {
+	rec, err := g.record(ctx)
+	if err != nil {
+		return store.Blueprint{}, err
+	}
+	return g.s.store.Blueprint(ctx, rec.BlueprintOwner, rec.BlueprintName, rec.BlueprintVersion)
+}
+
+func (g *gadgetCap) Ui(ctx context.Context, call schema.Gadget_ui) error {
+	bp, err := g.blueprint(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetHtml(bp.UI)
+}
+
+func (g *gadgetCap) Schema(ctx context.Context, call schema.Gadget_schema) error {
+	bp, err := g.blueprint(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	res.SetSessionInterface(bp.SessionInterface)
+	return res.SetNodes(bp.SchemaNodes)
+}
+
+func (g *gadgetCap) Logs(ctx context.Context, call schema.Gadget_logs) error {
+	if g.role < schema.Role_editor {
+		return fmt.Errorf("reading the logs of gadget %q needs the editor or owner role", g.id)
+	}
+	if _, err := g.record(ctx); err != nil {
+		return err
+	}
+	limit := int(call.Args().Limit())
+	if limit == 0 || limit > maxLogsAnswerLineCount {
+		limit = maxLogsAnswerLineCount
+	}
+	var lines []logLine
+	if ring := g.s.logsOf(g.id); ring != nil {
+		lines = ring.newest(limit)
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	list, err := res.NewLines(int32(len(lines)))
+	if err != nil {
+		return err
+	}
+	for i, l := range lines {
+		dst := list.At(i)
+		dst.SetTime(l.time.UnixMilli())
+		dst.SetLevel(l.level)
+		if err := dst.SetText(l.message); err != nil {
+			return err
+		}
+	}
+	return nil
+}

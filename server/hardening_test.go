@@ -1,0 +1,169 @@
+package server_test
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"capnproto.org/go/capnp/v3"
+	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
+
+	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/schema"
+)
+
+// callMethod sends method id of iface to c and returns the error.
+func callMethod(ctx context.Context, c capnp.Client, iface uint64, id uint16) error {
+	ans, release := c.SendCall(ctx, capnp.Send{
+		Method:   capnp.Method{InterfaceID: iface, MethodID: id, InterfaceName: "test", MethodName: "test"},
+		ArgsSize: capnp.ObjectSize{},
+	})
+	defer release()
+	_, err := ans.Struct()
+	return err
+}
+
+// requireServing proves the server answers a fresh connection.
+func (h *harness) requireServing(t *testing.T, token string) {
+	t.Helper()
+	f, release := h.login(t, token).Gadgets(testCtx(t), nil)
+	defer release()
+	if _, err := f.Struct(); err != nil {
+		t.Fatalf("the server stopped serving: %v", err)
+	}
+}
+
+// Each case pipelines a call onto an answer that has not returned yet and
+// whose eventual target cannot take it. go-capnp v3.1.0-alpha.2 can panic in
+// a library goroutine on such paths, killing the whole process (and this test
+// binary); surviving them is the property.
+func TestCallsPipelinedOntoUnresolvedAnswersThatCannotTakeThemDoNotCrashTheServer(t *testing.T) {
+	h := start(t, t.TempDir())
+	token := h.token("alice")
+	ctx := testCtx(t)
+
+	cases := map[string]func(conn schema.Gateway) error{
+		"unknown method on a pipelined workspace": func(gw schema.Gateway) error {
+			f, release := gw.Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
+			defer release()
+			return callMethod(ctx, capnp.Client(f.Workspace()), schema.Workspace_TypeID, 77)
+		},
+		"call on a struct field (login's user)": func(gw schema.Gateway) error {
+			f, release := gw.Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
+			defer release()
+			return callMethod(ctx, f.Field(1, nil).Client(), schema.Workspace_TypeID, 3)
+		},
+		"call on a struct field (create's info, written to disk first)": func(gw schema.Gateway) error {
+			f, release := gw.Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
+			defer release()
+			cf, release2 := f.Workspace().Create(ctx, func(p schema.Workspace_create_Params) error { return p.SetBlueprint("counter") })
+			defer release2()
+			return callMethod(ctx, cf.Field(1, nil).Client(), schema.Gadget_TypeID, 0)
+		},
+		"call on a field past the end of the results": func(gw schema.Gateway) error {
+			f, release := gw.Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
+			defer release()
+			return callMethod(ctx, f.Field(9, nil).Client(), schema.Workspace_TypeID, 3)
+		},
+		"call on the workspace of a failed login": func(gw schema.Gateway) error {
+			f, release := gw.Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken("bad") })
+			defer release()
+			return callMethod(ctx, capnp.Client(f.Workspace()), schema.Workspace_TypeID, 3)
+		},
+		"unknown method on a pipelined gadget": func(gw schema.Gateway) error {
+			f, release := gw.Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
+			defer release()
+			cf, release2 := f.Workspace().Create(ctx, func(p schema.Workspace_create_Params) error { return p.SetBlueprint("counter") })
+			defer release2()
+			return callMethod(ctx, capnp.Client(cf.Gadget()), schema.Gadget_TypeID, 77)
+		},
+		"unknown method on a pipelined session": func(gw schema.Gateway) error {
+			f, release := gw.Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
+			defer release()
+			cf, release2 := f.Workspace().Create(ctx, func(p schema.Workspace_create_Params) error { return p.SetBlueprint("counter") })
+			defer release2()
+			of, release3 := cf.Gadget().Open(ctx, nil)
+			defer release3()
+			return callMethod(ctx, of.Session(), counterpb.Counter_TypeID, 77)
+		},
+		"session call on the gadget of an unknown blueprint": func(gw schema.Gateway) error {
+			f, release := gw.Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
+			defer release()
+			cf, release2 := f.Workspace().Create(ctx, func(p schema.Workspace_create_Params) error { return p.SetBlueprint("nope") })
+			defer release2()
+			of, release3 := cf.Gadget().Open(ctx, nil)
+			defer release3()
+			return callMethod(ctx, of.Session(), counterpb.Counter_TypeID, 0)
+		},
+	}
+	for name, attack := range cases {
+		t.Run(name, func(t *testing.T) {
+			// Whether the call fails or finds a null capability does not
+			// matter; that the process is alive to serve the next client does.
+			t.Logf("answer: %v", attack(dial(t, h.addr).Gateway()))
+			h.requireServing(t, token)
+		})
+	}
+}
+
+// The transport bounds are tested in depth in server/internal/rpcguard; this
+// proves the real server is wired to them.
+func TestServerDropsAConnectionWithAnAmplifyingCapTableAndServesOthers(t *testing.T) {
+	h := start(t, t.TempDir())
+	token := h.token("alice")
+
+	nc, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	msg, seg, _ := capnp.NewMessage(capnp.MultiSegment(nil))
+	m, _ := rpccp.NewRootMessage(seg)
+	call, _ := m.NewCall()
+	call.SetQuestionId(0)
+	call.SetInterfaceId(schema.Gateway_TypeID)
+	target, _ := call.NewTarget()
+	target.SetImportedCap(0)
+	params, _ := call.NewParams()
+	content, _ := capnp.NewStruct(params.Segment(), capnp.ObjectSize{})
+	params.SetContent(content.ToPtr())
+	table, _ := capnp.NewCompositeList(params.Segment(), capnp.ObjectSize{}, 1<<22)
+	capnp.Struct(params).SetPtr(1, table.ToPtr())
+	if err := capnp.NewEncoder(nc).Encode(msg); err != nil {
+		t.Fatal(err)
+	}
+
+	requireHangUp(t, nc)
+	h.requireServing(t, token)
+}
+
+// requireHangUp reads (an Abort, perhaps) until the server closes nc, and
+// fails if it keeps nc open.
+func requireHangUp(t *testing.T, nc net.Conn) {
+	t.Helper()
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.Copy(io.Discard, nc); err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatal("the server kept the connection open")
+		}
+	}
+}
+
+// A frame header that announces more than the message size limit.
+func TestServerDropsAnOversizedMessageAndServesOthers(t *testing.T) {
+	h := start(t, t.TempDir())
+	token := h.token("alice")
+	nc, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[4:], (64<<20)/8) // 64 MiB, over the 32 MiB default
+	nc.Write(hdr[:])
+	requireHangUp(t, nc)
+	h.requireServing(t, token)
+}

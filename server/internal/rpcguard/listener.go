@@ -1,0 +1,176 @@
+package rpcguard
+
+// Design: Serve owns the accept loop of one listener (several listeners may
+// share a Server). Each accepted connection gets an rpc.Conn over a guarded
+// Transport and one goroutine that waits for it to end and gives its slot
+// back. Close stops every listener, shuts every connection down and waits for
+// those goroutines. mu guards the listener and connection sets.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/rpc"
+)
+
+// DefaultMaxConns is the connection limit when none is configured.
+const DefaultMaxConns = 1024
+
+// Server serves a bootstrap capability on listeners, one rpc.Conn per
+// accepted connection, within Limits and a bound on concurrent connections.
+type Server struct {
+	bootstrap capnp.Client
+	lim       Limits
+	maxConns  int
+	logger    *slog.Logger
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[*rpc.Conn]struct{}
+	wg        sync.WaitGroup // one per live connection
+}
+
+// NewServer returns a Server that hands each connection a reference to
+// bootstrap. It takes ownership of bootstrap and releases it on Close.
+// maxConns <= 0 means DefaultMaxConns; logger may be nil.
+func NewServer(bootstrap capnp.Client, maxConns int, lim Limits, logger *slog.Logger) *Server {
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConns
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{
+		bootstrap: bootstrap,
+		lim:       lim.withDefaults(),
+		maxConns:  maxConns,
+		logger:    logger,
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[*rpc.Conn]struct{}),
+	}
+}
+
+// Serve accepts connections on ln until ln or the Server is closed. It
+// returns nil after Close and the accept error otherwise.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+	}()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Running out of file descriptors is transient: wait, don't spin.
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.logger.Warn("capnp accept failed; retrying", "err", err, "in", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.start(nc)
+	}
+}
+
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// start runs one connection, or closes it at once when the server is full:
+// a refused peer learns immediately instead of hanging in the backlog.
+func (s *Server) start(nc net.Conn) {
+	s.mu.Lock()
+	if s.closed || len(s.conns) >= s.maxConns {
+		full := !s.closed
+		s.mu.Unlock()
+		if full {
+			s.logger.Warn("capnp connection refused: connection limit reached", "remote", nc.RemoteAddr(), "limit", s.maxConns)
+		}
+		nc.Close()
+		return
+	}
+	conn := rpc.NewConn(NewTransport(nc, s.lim), &rpc.Options{
+		BootstrapClient: s.bootstrap.AddRef(),
+		Logger:          s.logger,
+	})
+	s.conns[conn] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+
+	go func() {
+		defer s.wg.Done()
+		<-conn.Done()
+		s.mu.Lock()
+		delete(s.conns, conn)
+		s.mu.Unlock()
+	}()
+}
+
+// ConnCount reports how many connections are open.
+func (s *Server) ConnCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops accepting, closes every connection, waits until they are gone
+// or ctx ends, and releases the bootstrap capability.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for ln := range s.listeners {
+		ln.Close()
+	}
+	conns := make([]*rpc.Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+
+	for _, c := range conns {
+		go c.Close() // Close blocks on the peer for up to the abort timeout
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	defer s.bootstrap.Release()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,380 @@
+package rpcguard_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/exc"
+	"capnproto.org/go/capnp/v3/rpc"
+	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
+
+	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
+	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
+)
+
+// serve starts a guarded server for counter on a loopback port.
+func serve(t *testing.T, counter *plaincounter.Counter, maxConns int, lim rpcguard.Limits) (addr string, srv *rpcguard.Server) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = rpcguard.NewServer(capnp.Client(counter.Client()), maxConns, lim, nil)
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil {
+			t.Errorf("closing server: %v", err)
+		}
+	})
+	return ln.Addr().String(), srv
+}
+
+// dialCounter connects an ordinary go-capnp client.
+func dialCounter(t *testing.T, addr string) counterpb.Counter {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := rpc.NewConn(rpc.NewStreamTransport(nc), nil)
+	counter := counterpb.Counter(conn.Bootstrap(context.Background()))
+	t.Cleanup(func() {
+		counter.Release()
+		conn.Close()
+	})
+	return counter
+}
+
+func increment(ctx context.Context, c counterpb.Counter) (int64, error) {
+	f, release := c.Increment(ctx, nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return 0, err
+	}
+	return res.Value(), nil
+}
+
+// requireServesOthers proves the server still answers a fresh, well-behaved
+// client.
+func requireServesOthers(t *testing.T, addr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	f, release := dialCounter(t, addr).Get(ctx, nil)
+	defer release()
+	if _, err := f.Struct(); err != nil {
+		t.Fatalf("a well-behaved client was not served: %v", err)
+	}
+}
+
+// rawPeer speaks the RPC protocol by hand, so tests can send what no honest
+// client would.
+type rawPeer struct {
+	t    *testing.T
+	conn net.Conn
+	enc  *capnp.Encoder
+	dec  *capnp.Decoder
+}
+
+func dialRaw(t *testing.T, addr string) *rawPeer {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &rawPeer{t: t, conn: nc, enc: capnp.NewEncoder(nc), dec: capnp.NewDecoder(nc)}
+}
+
+func (p *rawPeer) send(build func(rpccp.Message) error) {
+	p.t.Helper()
+	msg, seg, err := capnp.NewMessage(capnp.MultiSegment(nil))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	m, err := rpccp.NewRootMessage(seg)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := build(m); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := p.enc.Encode(msg); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *rawPeer) bootstrap(qid uint32) {
+	p.send(func(m rpccp.Message) error {
+		b, err := m.NewBootstrap()
+		b.SetQuestionId(qid)
+		return err
+	})
+}
+
+// call sends Counter.get on the answer to question target with the given
+// pipeline path length and a capability table of capTable zero-sized
+// entries: a few bytes on the wire however many entries it claims.
+func (p *rawPeer) call(qid, target uint32, pathLen int, capTable int32) {
+	p.send(func(m rpccp.Message) error {
+		call, err := m.NewCall()
+		if err != nil {
+			return err
+		}
+		call.SetQuestionId(qid)
+		call.SetInterfaceId(counterpb.Counter_TypeID)
+		call.SetMethodId(1)
+		tgt, err := call.NewTarget()
+		if err != nil {
+			return err
+		}
+		pa, err := tgt.NewPromisedAnswer()
+		if err != nil {
+			return err
+		}
+		pa.SetQuestionId(target)
+		if pathLen > 0 {
+			ops, err := pa.NewTransform(int32(pathLen))
+			if err != nil {
+				return err
+			}
+			for i := 0; i < pathLen; i++ {
+				ops.At(i).SetNoop()
+			}
+		}
+		params, err := call.NewParams()
+		if err != nil {
+			return err
+		}
+		content, err := capnp.NewStruct(params.Segment(), capnp.ObjectSize{})
+		if err != nil {
+			return err
+		}
+		if err := params.SetContent(content.ToPtr()); err != nil {
+			return err
+		}
+		if capTable > 0 {
+			l, err := capnp.NewCompositeList(params.Segment(), capnp.ObjectSize{}, capTable)
+			if err != nil {
+				return err
+			}
+			return capnp.Struct(params).SetPtr(1, l.ToPtr())
+		}
+		return nil
+	})
+}
+
+// abortReason reads until the server closes the connection and returns the
+// reason of its Abort message ("" if it closed without one). It fails the
+// test if the server keeps the connection open for more than wait.
+func (p *rawPeer) abortReason(wait time.Duration) string {
+	p.t.Helper()
+	p.conn.SetReadDeadline(time.Now().Add(wait))
+	for {
+		msg, err := p.dec.Decode()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				p.t.Fatalf("server kept the connection open for %v", wait)
+			}
+			return ""
+		}
+		m, err := rpccp.ReadRootMessage(msg)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		if m.Which() == rpccp.Message_Which_abort {
+			ex, _ := m.Abort()
+			reason, _ := ex.Reason()
+			return reason
+		}
+	}
+}
+
+func TestCapTableAmplificationClosesOnlyThatConnection(t *testing.T) {
+	addr, _ := serve(t, &plaincounter.Counter{}, 0, rpcguard.Limits{MaxCapTable: 100})
+	attacker := dialRaw(t, addr)
+	attacker.bootstrap(0)
+	attacker.call(1, 0, 0, 1<<22) // 4 million entries in about 100 bytes
+	start := time.Now()
+	reason := attacker.abortReason(5 * time.Second)
+	if !strings.Contains(reason, "capability table of 4194304 entries") {
+		t.Fatalf("abort reason = %q, want it to name the capability table bound", reason)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("rejecting the message took %v; the table was walked", d)
+	}
+	requireServesOthers(t, addr)
+}
+
+func TestLongPipelinePathClosesOnlyThatConnection(t *testing.T) {
+	addr, _ := serve(t, &plaincounter.Counter{}, 0, rpcguard.Limits{MaxPipelineOps: 8})
+	attacker := dialRaw(t, addr)
+	attacker.bootstrap(0)
+	attacker.call(1, 0, 9, 0)
+	if reason := attacker.abortReason(5 * time.Second); !strings.Contains(reason, "pipeline path of 9 steps") {
+		t.Fatalf("abort reason = %q, want it to name the pipeline path bound", reason)
+	}
+	requireServesOthers(t, addr)
+}
+
+func TestOversizedMessageClosesOnlyThatConnection(t *testing.T) {
+	addr, _ := serve(t, &plaincounter.Counter{}, 0, rpcguard.Limits{MaxMessageSize: 1 << 20})
+	attacker := dialRaw(t, addr)
+	// A frame header announcing one 2 MiB segment; the body never comes.
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[4:], (2<<20)/8)
+	if _, err := attacker.conn.Write(hdr[:]); err != nil {
+		t.Fatal(err)
+	}
+	attacker.abortReason(5 * time.Second) // the server must hang up at once
+	requireServesOthers(t, addr)
+}
+
+func TestInFlightLimitAnswersOverloadedAndRecovers(t *testing.T) {
+	const limit = 4
+	gate := make(chan struct{})
+	addr, _ := serve(t, &plaincounter.Counter{Gate: gate}, 0, rpcguard.Limits{MaxInFlight: limit})
+	counter := dialCounter(t, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := capnp.Client(counter).Resolve(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	const calls = 3 * limit
+	errs := make(chan error, calls)
+	var wg sync.WaitGroup
+	for range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := increment(ctx, counter)
+			errs <- err
+		}()
+	}
+	// The calls past the limit come back at once while the others are held.
+	overloaded := 0
+	for overloaded < calls-limit {
+		select {
+		case err := <-errs:
+			if err == nil || exc.TypeOf(err) != exc.Overloaded {
+				t.Fatalf("a call past the limit returned %v, want an overloaded exception", err)
+			}
+			overloaded++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d of %d calls past the limit were refused", overloaded, calls-limit)
+		}
+	}
+	requireServesOthers(t, addr) // another connection is not affected
+	close(gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("a call within the limit failed: %v", err)
+		}
+	}
+	// Finished answers free their slots: the connection works again.
+	for range 2 * limit {
+		if _, err := increment(ctx, counter); err != nil {
+			t.Fatalf("after the burst, a call failed: %v", err)
+		}
+	}
+}
+
+func TestIdleConnectionIsClosed(t *testing.T) {
+	addr, _ := serve(t, &plaincounter.Counter{}, 0, rpcguard.Limits{IdleTimeout: 200 * time.Millisecond})
+	idle := dialRaw(t, addr)
+	start := time.Now()
+	idle.abortReason(5 * time.Second)
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Errorf("closed after %v, before the idle timeout", d)
+	}
+	requireServesOthers(t, addr)
+}
+
+func TestSlowMessageIsClosedEvenWhileBytesTrickleIn(t *testing.T) {
+	addr, _ := serve(t, &plaincounter.Counter{}, 0, rpcguard.Limits{
+		IdleTimeout:    time.Minute,
+		MessageTimeout: 300 * time.Millisecond,
+	})
+	slow := dialRaw(t, addr)
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[4:], 64) // a 512-byte segment
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		slow.abortReason(5 * time.Second)
+	}()
+	start := time.Now()
+	// One byte every 50 ms: never idle, never finished.
+	for i := 0; ; i++ {
+		select {
+		case <-closed:
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("slow message lasted %v, want about 300ms", d)
+			}
+			requireServesOthers(t, addr)
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		b := []byte{0}
+		if i < len(hdr) {
+			b[0] = hdr[i]
+		}
+		slow.conn.Write(b)
+	}
+}
+
+func TestConnectionLimitRefusesExtraConnectionsAndRecovers(t *testing.T) {
+	addr, srv := serve(t, &plaincounter.Counter{}, 2, rpcguard.Limits{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	first := dialCounter(t, addr)
+	if _, err := increment(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := rpc.NewConn(rpc.NewStreamTransport(nc), nil)
+	secondCounter := counterpb.Counter(second.Bootstrap(ctx))
+	if _, err := increment(ctx, secondCounter); err != nil {
+		t.Fatal(err)
+	}
+
+	extra := dialRaw(t, addr)
+	extra.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := extra.conn.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("a connection past the limit read %v, want EOF", err)
+	}
+	if _, err := increment(ctx, first); err != nil {
+		t.Fatalf("an admitted client stopped being served: %v", err)
+	}
+
+	secondCounter.Release()
+	second.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.ConnCount() > 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed connection never gave its slot back")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	requireServesOthers(t, addr)
+}

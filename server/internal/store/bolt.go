@@ -1,0 +1,453 @@
+package store
+
+// Layout of the bbolt file (bucket names in quotes, values JSON unless noted):
+//
+//	"users"      id -> User
+//	"usernames"  name -> id
+//	"tokens"     sha256(token) -> tokenRecord
+//	"blueprints" / ownerKey / name / version -> {"meta": Blueprint without
+//	             bodies, "wasm", "ui", "schemaSource", "schemaNodes": raw}
+//	             (the name bucket's sequence numbers the versions)
+//	"gadgets"    id -> Gadget
+//	"owners"     / ownerID / gadget id -> empty (index for Gadgets)
+//	"data"       / gadget id / {"kv" / key -> value, "size" -> uint64 BE}
+//
+// bbolt serializes writers itself and allows concurrent readers, so BoltStore
+// has no lock of its own. Values returned by bbolt are only valid inside the
+// transaction; every one that leaves is copied.
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bucketUsers      = []byte("users")
+	bucketUsernames  = []byte("usernames")
+	bucketTokens     = []byte("tokens")
+	bucketBlueprints = []byte("blueprints")
+	bucketGadgets    = []byte("gadgets")
+	bucketOwners     = []byte("owners")
+	bucketData       = []byte("data")
+
+	keyMeta         = []byte("meta")
+	keyWasm         = []byte("wasm")
+	keyUI           = []byte("ui")
+	keySchemaSource = []byte("schemaSource")
+	keySchemaNodes  = []byte("schemaNodes")
+	keyKV           = []byte("kv")
+	keySize         = []byte("size")
+)
+
+// builtinOwnerKey names the bucket of builtin blueprints; user ids never
+// contain a colon, so it cannot collide with one.
+const builtinOwnerKey = "builtin:"
+
+// NewID returns a fresh unguessable id: 16 random bytes, lower-case base32.
+func NewID() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics rather than return short)
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// BoltStore is the embedded Store, one bbolt file.
+type BoltStore struct{ db *bolt.DB }
+
+var _ Store = (*BoltStore)(nil)
+
+// Open opens or creates the store in file path.
+func Open(path string) (*BoltStore, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("open store %s: it is locked by another process (is another gadgetd using this data dir?)", path)
+		}
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketUsers, bucketUsernames, bucketTokens, bucketBlueprints, bucketGadgets, bucketOwners, bucketData} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return &BoltStore{db: db}, nil
+}
+
+// Close closes the file.
+func (s *BoltStore) Close() error { return s.db.Close() }
+
+type tokenRecord struct {
+	UserID    string
+	CreatedAt time.Time
+}
+
+func getJSON(b *bolt.Bucket, key []byte, v any) error {
+	raw := b.Get(key)
+	if raw == nil {
+		return ErrNotFound
+	}
+	return json.Unmarshal(raw, v)
+}
+
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, raw)
+}
+
+func (s *BoltStore) CreateUser(ctx context.Context, name string) (User, error) {
+	u := User{ID: NewID(), Name: name, CreatedAt: time.Now().UTC()}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		names := tx.Bucket(bucketUsernames)
+		if names.Get([]byte(name)) != nil {
+			return fmt.Errorf("user %q: %w", name, ErrExists)
+		}
+		if err := names.Put([]byte(name), []byte(u.ID)); err != nil {
+			return err
+		}
+		return putJSON(tx.Bucket(bucketUsers), []byte(u.ID), u)
+	})
+	if err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+func (s *BoltStore) User(ctx context.Context, id string) (User, error) {
+	var u User
+	err := s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bucketUsers), []byte(id), &u) })
+	return u, err
+}
+
+func (s *BoltStore) UserByName(ctx context.Context, name string) (User, error) {
+	var u User
+	err := s.db.View(func(tx *bolt.Tx) error {
+		id := tx.Bucket(bucketUsernames).Get([]byte(name))
+		if id == nil {
+			return ErrNotFound
+		}
+		return getJSON(tx.Bucket(bucketUsers), id, &u)
+	})
+	return u, err
+}
+
+func (s *BoltStore) AddToken(ctx context.Context, userID string, hash TokenHash) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketUsers).Get([]byte(userID)) == nil {
+			return fmt.Errorf("user id %q: %w", userID, ErrNotFound)
+		}
+		return putJSON(tx.Bucket(bucketTokens), hash[:], tokenRecord{UserID: userID, CreatedAt: time.Now().UTC()})
+	})
+}
+
+func (s *BoltStore) UserByToken(ctx context.Context, hash TokenHash) (User, error) {
+	var u User
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var rec tokenRecord
+		if err := getJSON(tx.Bucket(bucketTokens), hash[:], &rec); err != nil {
+			return err
+		}
+		return getJSON(tx.Bucket(bucketUsers), []byte(rec.UserID), &u)
+	})
+	return u, err
+}
+
+func ownerKey(owner string) []byte {
+	if owner == "" {
+		return []byte(builtinOwnerKey)
+	}
+	return []byte(owner)
+}
+
+func (s *BoltStore) PutBlueprint(ctx context.Context, bp Blueprint, replace bool) (Blueprint, error) {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		owner, err := tx.Bucket(bucketBlueprints).CreateBucketIfNotExists(ownerKey(bp.Owner))
+		if err != nil {
+			return err
+		}
+		name, err := owner.CreateBucketIfNotExists([]byte(bp.Name))
+		if err != nil {
+			return err
+		}
+		if name.Bucket([]byte(bp.Version)) != nil {
+			if !replace {
+				return fmt.Errorf("blueprint %s version %s: %w", bp.Name, bp.Version, ErrExists)
+			}
+			if err := name.DeleteBucket([]byte(bp.Version)); err != nil {
+				return err
+			}
+		}
+		version, err := name.CreateBucket([]byte(bp.Version))
+		if err != nil {
+			return err
+		}
+		if bp.Seq, err = name.NextSequence(); err != nil {
+			return err
+		}
+		meta := bp
+		meta.Wasm, meta.UI, meta.SchemaSource, meta.SchemaNodes = nil, "", "", nil
+		if err := putJSON(version, keyMeta, meta); err != nil {
+			return err
+		}
+		for k, v := range map[string][]byte{
+			string(keyWasm): bp.Wasm, string(keyUI): []byte(bp.UI),
+			string(keySchemaSource): []byte(bp.SchemaSource), string(keySchemaNodes): bp.SchemaNodes,
+		} {
+			if err := version.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return bp, err
+}
+
+func (s *BoltStore) Blueprint(ctx context.Context, owner, name, version string) (Blueprint, error) {
+	var bp Blueprint
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketBlueprints).Bucket(ownerKey(owner))
+		if b != nil {
+			if b = b.Bucket([]byte(name)); b != nil {
+				b = b.Bucket([]byte(version))
+			}
+		}
+		if b == nil {
+			return fmt.Errorf("blueprint %s version %s: %w", name, version, ErrNotFound)
+		}
+		if err := getJSON(b, keyMeta, &bp); err != nil {
+			return err
+		}
+		bp.Wasm = bytes.Clone(b.Get(keyWasm))
+		bp.UI = string(b.Get(keyUI))
+		bp.SchemaSource = string(b.Get(keySchemaSource))
+		bp.SchemaNodes = bytes.Clone(b.Get(keySchemaNodes))
+		return nil
+	})
+	return bp, err
+}
+
+func (s *BoltStore) Blueprints(ctx context.Context, owner string) ([]Blueprint, error) {
+	var out []Blueprint
+	err := s.db.View(func(tx *bolt.Tx) error {
+		ob := tx.Bucket(bucketBlueprints).Bucket(ownerKey(owner))
+		if ob == nil {
+			return nil
+		}
+		return ob.ForEachBucket(func(name []byte) error {
+			var versions []Blueprint
+			err := ob.Bucket(name).ForEachBucket(func(version []byte) error {
+				var bp Blueprint
+				if err := getJSON(ob.Bucket(name).Bucket(version), keyMeta, &bp); err != nil {
+					return err
+				}
+				versions = append(versions, bp)
+				return nil
+			})
+			slices.SortFunc(versions, func(a, b Blueprint) int { return cmp.Compare(a.Seq, b.Seq) })
+			out = append(out, versions...)
+			return err
+		})
+	})
+	return out, err
+}
+
+func (s *BoltStore) CreateGadget(ctx context.Context, g Gadget) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		gadgets := tx.Bucket(bucketGadgets)
+		if gadgets.Get([]byte(g.ID)) != nil {
+			return fmt.Errorf("gadget %s: %w", g.ID, ErrExists)
+		}
+		if err := putJSON(gadgets, []byte(g.ID), g); err != nil {
+			return err
+		}
+		owner, err := tx.Bucket(bucketOwners).CreateBucketIfNotExists([]byte(g.OwnerID))
+		if err != nil {
+			return err
+		}
+		return owner.Put([]byte(g.ID), nil)
+	})
+}
+
+func (s *BoltStore) Gadget(ctx context.Context, id string) (Gadget, error) {
+	var g Gadget
+	err := s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bucketGadgets), []byte(id), &g) })
+	return g, err
+}
+
+func (s *BoltStore) Gadgets(ctx context.Context, ownerID string) ([]Gadget, error) {
+	var out []Gadget
+	err := s.db.View(func(tx *bolt.Tx) error {
+		owner := tx.Bucket(bucketOwners).Bucket([]byte(ownerID))
+		if owner == nil {
+			return nil
+		}
+		gadgets := tx.Bucket(bucketGadgets)
+		return owner.ForEach(func(id, _ []byte) error {
+			var g Gadget
+			if err := getJSON(gadgets, id, &g); err != nil {
+				return err
+			}
+			out = append(out, g)
+			return nil
+		})
+	})
+	slices.SortFunc(out, func(a, b Gadget) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, err
+}
+
+func (s *BoltStore) DeleteGadget(ctx context.Context, id string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		var g Gadget
+		if err := getJSON(tx.Bucket(bucketGadgets), []byte(id), &g); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketGadgets).Delete([]byte(id)); err != nil {
+			return err
+		}
+		if owner := tx.Bucket(bucketOwners).Bucket([]byte(g.OwnerID)); owner != nil {
+			if err := owner.Delete([]byte(id)); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bucketData).DeleteBucket([]byte(id)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+			return err
+		}
+		return nil
+	})
+}
+
+// gadgetKV returns the gadget's data bucket and its size, or a nil bucket if
+// it has no data yet.
+func gadgetKV(tx *bolt.Tx, gadgetID string) (kv *bolt.Bucket, size int64) {
+	g := tx.Bucket(bucketData).Bucket([]byte(gadgetID))
+	if g == nil {
+		return nil, 0
+	}
+	if raw := g.Get(keySize); len(raw) == 8 {
+		size = int64(binary.BigEndian.Uint64(raw))
+	}
+	return g.Bucket(keyKV), size
+}
+
+func (s *BoltStore) Get(ctx context.Context, gadgetID, key string) ([]byte, bool, error) {
+	var (
+		value []byte
+		found bool
+	)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		kv, _ := gadgetKV(tx, gadgetID)
+		if kv == nil {
+			return nil
+		}
+		// Get cannot tell a missing key from an empty value; a cursor can.
+		k, v := kv.Cursor().Seek([]byte(key))
+		if k != nil && string(k) == key {
+			value, found = bytes.Clone(v), true
+			if value == nil {
+				value = []byte{}
+			}
+		}
+		return nil
+	})
+	return value, found, err
+}
+
+func (s *BoltStore) List(ctx context.Context, gadgetID, prefix, after string, limit int) ([]Entry, error) {
+	var out []Entry
+	err := s.db.View(func(tx *bolt.Tx) error {
+		kv, _ := gadgetKV(tx, gadgetID)
+		if kv == nil {
+			return nil
+		}
+		c := kv.Cursor()
+		start := prefix
+		if after > start {
+			start = after
+		}
+		for k, v := c.Seek([]byte(start)); k != nil && len(out) < limit; k, v = c.Next() {
+			if !bytes.HasPrefix(k, []byte(prefix)) {
+				break
+			}
+			if string(k) == after {
+				continue
+			}
+			out = append(out, Entry{Key: string(k), Value: append([]byte{}, v...)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *BoltStore) DataSize(ctx context.Context, gadgetID string) (int64, error) {
+	var size int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		_, size = gadgetKV(tx, gadgetID)
+		return nil
+	})
+	return size, err
+}
+
+func (s *BoltStore) Commit(ctx context.Context, gadgetID string, writes []Write, maxSize int64) error {
+	if len(writes) == 0 {
+		return nil
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		g, err := tx.Bucket(bucketData).CreateBucketIfNotExists([]byte(gadgetID))
+		if err != nil {
+			return err
+		}
+		kv, err := g.CreateBucketIfNotExists(keyKV)
+		if err != nil {
+			return err
+		}
+		_, size := gadgetKV(tx, gadgetID)
+		before := size
+		for _, w := range writes {
+			k, old := kv.Cursor().Seek([]byte(w.Key))
+			if k != nil && string(k) == w.Key {
+				size -= EntrySize(w.Key, old)
+			}
+			if w.Delete {
+				if err := kv.Delete([]byte(w.Key)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := kv.Put([]byte(w.Key), w.Value); err != nil {
+				return err
+			}
+			size += EntrySize(w.Key, w.Value)
+		}
+		if size > maxSize && size > before {
+			return fmt.Errorf("%w: %d bytes would exceed the limit of %d", ErrQuota, size, maxSize)
+		}
+		var raw [8]byte
+		binary.BigEndian.PutUint64(raw[:], uint64(size))
+		return g.Put(keySize, raw[:])
+	})
+}

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"time"
+)
+
+// Errors a Store returns; callers test them with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	// ErrQuota is returned by Commit when the writes would take a gadget's
+	// data past the size it was given.
+	ErrQuota = errors.New("storage quota exceeded")
+)
+
+// TokenHash is the SHA-256 of a login token. Stores never see raw tokens.
+type TokenHash [sha256.Size]byte
+
+// HashToken returns the hash under which token is stored.
+func HashToken(token string) TokenHash { return sha256.Sum256([]byte(token)) }
+
+// User is one account.
+type User struct {
+	ID        string // opaque, random, never reused
+	Name      string // unique login name
+	CreatedAt time.Time
+}
+
+// Blueprint is one installed version of a blueprint.
+type Blueprint struct {
+	Owner            string // id of the user who installed it; "" for builtins
+	Name             string
+	Version          string
+	Description      string
+	SessionInterface uint64
+	InstalledAt      time.Time
+	// Seq orders the versions of one (Owner, Name) by installation; the store
+	// assigns it.
+	Seq uint64
+
+	// The bodies. Blueprints leaves them empty.
+	Wasm         []byte
+	UI           string
+	SchemaSource string
+	SchemaNodes  []byte
+}
+
+// Gadget is one gadget's registry entry.
+type Gadget struct {
+	ID               string
+	Name             string
+	OwnerID          string
+	BlueprintOwner   string // "" for a builtin blueprint
+	BlueprintName    string
+	BlueprintVersion string
+	SessionInterface uint64
+	CreatedAt        time.Time
+}
+
+// Entry is one key-value pair of a gadget's data.
+type Entry struct {
+	Key   string
+	Value []byte
+}
+
+// Write is one buffered change to a gadget's data.
+type Write struct {
+	Key    string
+	Value  []byte
+	Delete bool
+}
+
+// EntrySize is what one key-value pair counts against a gadget's quota.
+func EntrySize(key string, value []byte) int64 { return int64(len(key) + len(value)) }
+
+// Store is gadgetd's durable state. Every method is one transaction.
+type Store interface {
+	// CreateUser adds a user with a fresh id; ErrExists if the name is taken.
+	CreateUser(ctx context.Context, name string) (User, error)
+	User(ctx context.Context, id string) (User, error)
+	UserByName(ctx context.Context, name string) (User, error)
+	// AddToken lets hash log in as the user.
+	AddToken(ctx context.Context, userID string, hash TokenHash) error
+	// UserByToken finds the user hash logs in as; ErrNotFound if none.
+	UserByToken(ctx context.Context, hash TokenHash) (User, error)
+
+	// PutBlueprint stores bp and sets its Seq. If that version exists it
+	// fails with ErrExists, unless replace is set (builtins are replaced in
+	// place when the operator ships new code under the same version).
+	PutBlueprint(ctx context.Context, bp Blueprint, replace bool) (Blueprint, error)
+	// Blueprint returns one version with its bodies.
+	Blueprint(ctx context.Context, owner, name, version string) (Blueprint, error)
+	// Blueprints returns every version owned by owner ("" for builtins),
+	// without bodies, ordered by name then Seq.
+	Blueprints(ctx context.Context, owner string) ([]Blueprint, error)
+
+	// CreateGadget adds g; ErrExists if the id is taken.
+	CreateGadget(ctx context.Context, g Gadget) error
+	Gadget(ctx context.Context, id string) (Gadget, error)
+	// Gadgets returns the gadgets ownerID owns, oldest first.
+	Gadgets(ctx context.Context, ownerID string) ([]Gadget, error)
+	// DeleteGadget removes the gadget and all its data.
+	DeleteGadget(ctx context.Context, id string) error
+
+	// Get reads one key of a gadget's data.
+	Get(ctx context.Context, gadgetID, key string) (value []byte, found bool, err error)
+	// List returns up to limit entries whose keys start with prefix and sort
+	// strictly after after, in byte order.
+	List(ctx context.Context, gadgetID, prefix, after string, limit int) ([]Entry, error)
+	// DataSize is the sum of EntrySize over the gadget's data.
+	DataSize(ctx context.Context, gadgetID string) (int64, error)
+	// Commit applies writes atomically, in order. It fails with ErrQuota,
+	// applying nothing, if the result would exceed maxSize bytes while
+	// growing.
+	Commit(ctx context.Context, gadgetID string, writes []Write, maxSize int64) error
+
+	Close() error
+}

@@ -1,0 +1,160 @@
+package server
+
+// Design: a Server owns the store, the wasm runtime, the compiled modules and
+// the live gadgets (registry.go). mu guards the maps and the closed flag; it
+// is held for store calls that must be ordered with gadget removal, never
+// while a guest runs. Capabilities handed to clients (gateway, workspace,
+// gadgetCap) are small values that look everything up again on each call, so
+// a removed gadget or a closed server is noticed at once.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/server/internal/store"
+	"github.com/gadgetd/gadgetd/wasmhost"
+)
+
+// File names inside the data directory.
+const (
+	storeFile = "gadgetd.db"
+	cacheDir  = "wasm-cache"
+)
+
+// Server is one gadgetd kernel over one data directory.
+type Server struct {
+	cfg     config
+	store   store.Store
+	rt      *wasmhost.Runtime
+	schemas *schemaIndex
+
+	rpcOnce sync.Once
+	rpc     *rpcguard.Server
+
+	mu      sync.Mutex
+	closed  bool
+	modules map[blueprintKey]*moduleEntry
+	retired []*wasmhost.Module // replaced builtins, still used by running gadgets
+	live    map[string]*liveGadget
+}
+
+// Open starts a server on the data directory dir, creating it if needed.
+func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	st, err := store.Open(filepath.Join(dir, storeFile))
+	if err != nil {
+		return nil, err
+	}
+	wasmOpts := append([]wasmhost.Option{wasmhost.WithCompilationCacheDir(filepath.Join(dir, cacheDir))}, cfg.wasm...)
+	rt, err := wasmhost.New(ctx, wasmOpts...)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &Server{
+		cfg:     cfg,
+		store:   st,
+		rt:      rt,
+		schemas: newSchemaIndex(),
+		modules: make(map[blueprintKey]*moduleEntry),
+		live:    make(map[string]*liveGadget),
+	}, nil
+}
+
+// errClosed is what calls see once the server is shutting down.
+var errClosed = errors.New("server is shutting down")
+
+// Gateway returns a new reference to the bootstrap capability. The caller
+// releases it.
+func (s *Server) Gateway() schema.Gateway {
+	g := &gateway{s: s}
+	return schema.Gateway(capserver.New(schema.Gateway_Methods(nil, g), g, nil))
+}
+
+// ServeCapnp serves the Gateway on ln until ln or the server is closed, with
+// the connection limits the server was configured with.
+func (s *Server) ServeCapnp(ln net.Listener) error {
+	s.rpcOnce.Do(func() {
+		lim := s.cfg.conn
+		lim.CheckPipeline = s.schemas.check
+		s.rpc = rpcguard.NewServer(capnp.Client(s.Gateway()), s.cfg.maxConns, lim, s.cfg.logger)
+	})
+	return s.rpc.Serve(ln)
+}
+
+// HTTPHandler serves the web front door. For now it says what gadgetd is
+// and answers /healthz; the browser shell comes later.
+func (s *Server) HTTPHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		fmt.Fprint(w, homePage)
+	})
+	return mux
+}
+
+const homePage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>gadgetd</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em}</style></head>
+<body><h1>gadgetd</h1>
+<p>gadgetd runs small personal apps, <em>gadgets</em>, each in a WebAssembly sandbox with no network,
+reachable only through Cap'n Proto capabilities.</p>
+<p>The browser shell is not here yet. Use the command line:
+<code>GADGETD_TOKEN=... gadgetd ls</code>, or any Cap'n Proto client on the capnp port.</p>
+</body></html>
+`
+
+// Close stops serving, kills every sandbox and closes the store.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+
+	var errs []error
+	if s.rpc != nil {
+		errs = append(errs, s.rpc.Close(ctx))
+	}
+	s.mu.Lock()
+	live, modules, retired := s.live, s.modules, s.retired
+	s.live, s.modules, s.retired = map[string]*liveGadget{}, map[blueprintKey]*moduleEntry{}, nil
+	s.mu.Unlock()
+	for _, lg := range live {
+		lg.close()
+	}
+	for _, m := range modules {
+		if m.mod != nil {
+			retired = append(retired, m.mod)
+		}
+	}
+	for _, mod := range retired {
+		errs = append(errs, mod.Close(ctx))
+	}
+	errs = append(errs, s.rt.Close(ctx), s.store.Close())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,247 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
+	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server/internal/store"
+)
+
+func openTestServer(t *testing.T, opts ...Option) *Server {
+	t.Helper()
+	s, err := Open(context.Background(), t.TempDir(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	return s
+}
+
+func storageClient(st *gadgetStorage) schema.Storage {
+	return schema.Storage(capserver.New(schema.Storage_Methods(nil, st), st, nil))
+}
+
+func put(ctx context.Context, s schema.Storage, key string, value []byte) error {
+	f, release := s.Put(ctx, func(p schema.Storage_put_Params) error {
+		if err := p.SetKey(key); err != nil {
+			return err
+		}
+		return p.SetValue(value)
+	})
+	defer release()
+	_, err := f.Struct()
+	return err
+}
+
+func del(ctx context.Context, s schema.Storage, key string) error {
+	f, release := s.Delete(ctx, func(p schema.Storage_delete_Params) error { return p.SetKey(key) })
+	defer release()
+	_, err := f.Struct()
+	return err
+}
+
+func getValue(ctx context.Context, s schema.Storage, key string) (string, bool, error) {
+	f, release := s.Get(ctx, func(p schema.Storage_get_Params) error { return p.SetKey(key) })
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return "", false, err
+	}
+	v, _ := res.Value()
+	return string(v), res.Found(), nil
+}
+
+func listKeys(ctx context.Context, s schema.Storage, prefix string) ([]string, error) {
+	f, release := s.List(ctx, func(p schema.Storage_list_Params) error { return p.SetPrefix(prefix) })
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return nil, err
+	}
+	entries, _ := res.Entries()
+	var keys []string
+	for i := 0; i < entries.Len(); i++ {
+		k, _ := entries.At(i).Key()
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+func stored(t *testing.T, s *Server, gadget, key string) bool {
+	t.Helper()
+	_, found, err := s.store.Get(context.Background(), gadget, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+func TestStorageLimitsFailWithErrorsNamingTheLimit(t *testing.T) {
+	s := openTestServer(t, WithStorageLimits(8, 16, 40))
+	st := newGadgetStorage(s, "g", newLogRing(10, 100))
+	c := storageClient(st)
+	ctx := context.Background()
+
+	for _, tc := range []struct {
+		key   string
+		value []byte
+		want  string
+	}{
+		{"", nil, "storage key must not be empty"},
+		{"123456789", nil, "storage key limit: key is 9 bytes, over the limit of 8 bytes"},
+		{"k", make([]byte, 17), `storage value limit: value for "k" is 17 bytes, over the limit of 16 bytes`},
+	} {
+		if err := put(ctx, c, tc.key, tc.value); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("put(%q, %d bytes) = %v, want %q", tc.key, len(tc.value), err, tc.want)
+		}
+	}
+	// Outside a call scope each write is its own transaction.
+	if err := put(ctx, c, "k1", make([]byte, 16)); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(ctx, c, "k2", make([]byte, 16)); err != nil {
+		t.Fatal(err)
+	}
+	err := put(ctx, c, "k3", make([]byte, 16))
+	if err == nil || !strings.Contains(err.Error(), "storage size limit") || !strings.Contains(err.Error(), "over the limit of 40 bytes") {
+		t.Fatalf("third put = %v, want the size limit", err)
+	}
+	// Overwriting within the limit is fine; so is deleting.
+	if err := put(ctx, c, "k2", make([]byte, 10)); err != nil {
+		t.Fatalf("shrinking a value: %v", err)
+	}
+	if !stored(t, s, "g", "k1") || stored(t, s, "g", "k3") {
+		t.Fatal("unscoped writes were not applied as they came")
+	}
+}
+
+func TestStorageScopeCommitsOnSuccessAndDiscardsOnFailure(t *testing.T) {
+	s := openTestServer(t)
+	st := newGadgetStorage(s, "g", newLogRing(10, 100))
+	c := storageClient(st)
+	ctx := context.Background()
+	for _, k := range []string{"n/1", "n/2"} {
+		if err := put(ctx, c, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	end := st.begin()
+	if err := put(ctx, c, "a", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := del(ctx, c, "n/1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(ctx, c, "n/3", []byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	if v, found, _ := getValue(ctx, c, "a"); !found || v != "1" {
+		t.Fatal("a call does not read its own buffered write")
+	}
+	if keys, _ := listKeys(ctx, c, "n/"); strings.Join(keys, ",") != "n/2,n/3" {
+		t.Fatalf("list inside the call = %v, want the buffered delete and put applied", keys)
+	}
+	if stored(t, s, "g", "a") {
+		t.Fatal("a buffered write reached the store before the call ended")
+	}
+	end(errors.New("the guest trapped"))
+	if stored(t, s, "g", "a") || !stored(t, s, "g", "n/1") || stored(t, s, "g", "n/3") {
+		t.Fatal("a failed call's writes were applied")
+	}
+
+	end = st.begin()
+	if err := put(ctx, c, "a", []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	end(nil)
+	if !stored(t, s, "g", "a") {
+		t.Fatal("a successful call's write was not committed")
+	}
+}
+
+func TestFailedGuestCallsDiscardTheirStorageWrites(t *testing.T) {
+	s := openTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	counter := blueprinttest.ExampleBundle(t, "counter")
+	if _, err := s.InstallBuiltin(ctx, counter); err != nil {
+		t.Fatal(err)
+	}
+	hostile := store.Blueprint{
+		Name: "hostile", Version: "1", SessionInterface: schema.Storage_TypeID,
+		Wasm:        blueprinttest.Wasm(t, "wasmhost/internal/testguests/hostile"),
+		SchemaNodes: blueprinttest.Schema(t, "schema", "gadget.capnp"),
+	}
+	if _, err := s.install(ctx, hostile, true); err != nil {
+		t.Fatal(err)
+	}
+	user, err := s.store.CreateUser(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &workspace{s: s, user: user}
+	wsClient := schema.Workspace(capserver.New(schema.Workspace_Methods(nil, ws), ws, nil))
+	defer wsClient.Release()
+	openSession := func(blueprint string) (gadgetID string, session schema.Storage) {
+		cf, release := wsClient.Create(ctx, func(p schema.Workspace_create_Params) error { return p.SetBlueprint(blueprint) })
+		t.Cleanup(release)
+		res, err := cf.Struct()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := res.Info()
+		id, _ := info.Id()
+		of, release2 := res.Gadget().Open(ctx, nil)
+		t.Cleanup(release2)
+		return id, schema.Storage(of.Session())
+	}
+
+	// Control: a successful call commits (the counter stores "value").
+	counterID, counterSession := openSession("counter")
+	inc, release := counterpb.Counter(counterSession).Increment(ctx, nil)
+	defer release()
+	if _, err := inc.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	if !stored(t, s, counterID, "value") {
+		t.Fatal("the counter's successful increment was not committed")
+	}
+
+	id, session := openSession("hostile")
+	for _, cmd := range []string{"put-then-fail", "put-then-panic"} {
+		if _, _, err := getValue(ctx, session, cmd); err == nil {
+			t.Fatalf("%s succeeded", cmd)
+		}
+		if stored(t, s, id, "k1") {
+			t.Fatalf("%s: the write of a failed call was committed", cmd)
+		}
+		_, session = openSession("hostile") // a panic kills the instance and its sessions
+	}
+}
+
+func TestLogRingKeepsTheNewestLinesAndCutsLongOnes(t *testing.T) {
+	r := newLogRing(3, 8)
+	for _, m := range []string{"one", "two", "three", "four", "héééééé"} {
+		r.add(schema.LogLevel_info, m)
+	}
+	got := r.newest(10)
+	var msgs []string
+	for _, l := range got {
+		msgs = append(msgs, l.message)
+	}
+	// "héééééé" is 13 bytes; cut at 8 it would split an "é", so it is cut at 7.
+	if strings.Join(msgs, "|") != "three|four|hééé…" {
+		t.Fatalf("lines = %q", msgs)
+	}
+	if last := r.newest(1); len(last) != 1 || last[0].message != "hééé…" {
+		t.Fatalf("newest(1) = %v", last)
+	}
+}

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+
+	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server/internal/store"
+)
+
+// tokenPrefix marks gadgetd tokens so secret scanners and humans can tell
+// them apart from other secrets.
+const tokenPrefix = "gdt_"
+
+// newToken returns a fresh token: 32 random bytes, base64url.
+func newToken() string {
+	var b [32]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics rather than return short)
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+var userNameSyntax = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+
+func checkUserName(name string) error {
+	if !userNameSyntax.MatchString(name) {
+		return fmt.Errorf("user name %q is invalid: use 1 to 32 lower-case letters, digits, '-' or '_', starting with a letter", name)
+	}
+	return nil
+}
+
+// issueToken gives user name a new token, creating the user if create is
+// set. Only the token's hash is stored.
+func issueToken(ctx context.Context, st store.Store, name string, create bool) (string, error) {
+	if err := checkUserName(name); err != nil {
+		return "", err
+	}
+	u, err := st.UserByName(ctx, name)
+	switch {
+	case errors.Is(err, store.ErrNotFound) && create:
+		if u, err = st.CreateUser(ctx, name); err != nil {
+			return "", err
+		}
+	case errors.Is(err, store.ErrNotFound):
+		return "", fmt.Errorf("no user named %q", name)
+	case err != nil:
+		return "", err
+	}
+	token := newToken()
+	if err := st.AddToken(ctx, u.ID, store.HashToken(token)); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// AddUser creates user name in the data directory dir, which no running
+// server may hold, and returns the user's first token.
+func AddUser(ctx context.Context, dir, name string) (token string, err error) {
+	if err := checkUserName(name); err != nil {
+		return "", err
+	}
+	st, err := store.Open(filepath.Join(dir, storeFile))
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	if _, err := st.UserByName(ctx, name); err == nil {
+		return "", fmt.Errorf("user %q already exists", name)
+	}
+	return issueToken(ctx, st, name, true)
+}
+
+// IssueToken gives user name a fresh token, creating the user if needed.
+// `serve --dev` uses it for the demo user.
+func (s *Server) IssueToken(ctx context.Context, name string) (string, error) {
+	return issueToken(ctx, s.store, name, true)
+}
+
+// errInvalidToken is the one answer to every failed login, so a caller learns
+// nothing about which users or tokens exist.
+var errInvalidToken = errors.New("invalid token")
+
+// gateway is the bootstrap capability.
+type gateway struct{ s *Server }
+
+// Login looks the token up by its SHA-256. Comparing hashes rather than
+// tokens is what keeps this timing-safe: the index lookup can at most leak
+// how many leading bytes of an attacker-chosen token's hash match a stored
+// hash, which says nothing about any token.
+func (g *gateway) Login(ctx context.Context, call schema.Gateway_login) error {
+	token, err := call.Args().Token()
+	if err != nil || token == "" {
+		return errInvalidToken
+	}
+	u, err := g.s.store.UserByToken(ctx, store.HashToken(token))
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			g.s.cfg.logger.Error("login: store lookup failed", "err", err)
+		}
+		return errInvalidToken
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	info, err := res.NewUser()
+	if err != nil {
+		return err
+	}
+	if err := info.SetId(u.ID); err != nil {
+		return err
+	}
+	if err := info.SetName(u.Name); err != nil {
+		return err
+	}
+	ws := &workspace{s: g.s, user: u}
+	return res.SetWorkspace(schema.Workspace(capserver.New(schema.Workspace_Methods(nil, ws), ws, nil)))
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server/internal/store"
+)
+
+// workspace is one user's Workspace capability.
+type workspace struct {
+	s    *Server
+	user store.User
+}
+
+func (w *workspace) Blueprints(ctx context.Context, call schema.Workspace_blueprints) error {
+	bps, err := w.s.visibleBlueprints(ctx, w.user)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	list, err := res.NewBlueprints(int32(len(bps)))
+	if err != nil {
+		return err
+	}
+	for i, bp := range bps {
+		if err := fillBlueprintInfo(list.At(i), bp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *workspace) InstallBlueprint(ctx context.Context, call schema.Workspace_installBlueprint) error {
+	in, err := call.Args().Bundle()
+	if err != nil {
+		return err
+	}
+	bp, err := w.s.bundleFromCapnp(in, w.user.ID)
+	if err != nil {
+		return err
+	}
+	// Compiling takes a while; let this user's other calls proceed.
+	call.Go()
+	installed, err := w.s.install(ctx, bp, false)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	info, err := res.NewInfo()
+	if err != nil {
+		return err
+	}
+	return fillBlueprintInfo(info, installed)
+}
+
+func (w *workspace) Create(ctx context.Context, call schema.Workspace_create) error {
+	name, err := call.Args().Blueprint()
+	if err != nil {
+		return err
+	}
+	label, err := call.Args().Name()
+	if err != nil {
+		return err
+	}
+	if len(label) > 200 {
+		return errString("gadget name is longer than 200 bytes")
+	}
+	bp, err := w.s.newestBlueprint(ctx, w.user, name)
+	if err != nil {
+		return err
+	}
+	if label == "" {
+		label = bp.Name
+	}
+	g := store.Gadget{
+		ID:               store.NewID(),
+		Name:             label,
+		OwnerID:          w.user.ID,
+		BlueprintOwner:   bp.Owner,
+		BlueprintName:    bp.Name,
+		BlueprintVersion: bp.Version,
+		SessionInterface: bp.SessionInterface,
+		CreatedAt:        time.Now().UTC().Truncate(time.Millisecond),
+	}
+	if err := w.s.store.CreateGadget(ctx, g); err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	info, err := res.NewInfo()
+	if err != nil {
+		return err
+	}
+	if err := fillGadgetInfo(info, g, w.user.Name, schema.Role_owner); err != nil {
+		return err
+	}
+	return res.SetGadget(w.gadgetCap(g.ID, schema.Role_owner))
+}
+
+func (w *workspace) gadgetCap(id string, role schema.Role) schema.Gadget {
+	g := &gadgetCap{s: w.s, user: w.user, id: id, role: role}
+	return schema.Gadget(capserver.New(schema.Gadget_Methods(nil, g), g, nil))
+}
+
+func (w *workspace) Gadgets(ctx context.Context, call schema.Workspace_gadgets) error {
+	gadgets, err := w.s.store.Gadgets(ctx, w.user.ID)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	list, err := res.NewGadgets(int32(len(gadgets)))
+	if err != nil {
+		return err
+	}
+	for i, g := range gadgets {
+		if err := fillGadgetInfo(list.At(i), g, w.user.Name, schema.Role_owner); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *workspace) Open(ctx context.Context, call schema.Workspace_open) error {
+	id, err := call.Args().Id()
+	if err != nil {
+		return err
+	}
+	g, err := w.s.gadgetFor(ctx, w.user, id)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetGadget(w.gadgetCap(g.ID, schema.Role_owner))
+}
+
+func (w *workspace) Remove(ctx context.Context, call schema.Workspace_remove) error {
+	id, err := call.Args().Id()
+	if err != nil {
+		return err
+	}
+	if _, err := w.s.gadgetFor(ctx, w.user, id); err != nil {
+		return err
+	}
+	call.Go() // removal waits for the gadget's running call to end
+	return w.s.removeGadget(ctx, id)
+}
+
+// errString is an error whose text is all there is to say.
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func fillGadgetInfo(dst schema.GadgetInfo, g store.Gadget, ownerName string, role schema.Role) error {
+	dst.SetSessionInterface(g.SessionInterface)
+	dst.SetRole(role)
+	dst.SetCreatedAt(g.CreatedAt.UnixMilli())
+	for _, set := range []func() error{
+		func() error { return dst.SetId(g.ID) },
+		func() error { return dst.SetName(g.Name) },
+		func() error { return dst.SetBlueprint(g.BlueprintName) },
+		func() error { return dst.SetBlueprintVersion(g.BlueprintVersion) },
+		func() error { return dst.SetOwner(ownerName) },
+	} {
+		if err := set(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
