@@ -52,29 +52,35 @@ func newGadgetStorage(s *Server, id string, logs *logRing) *gadgetStorage {
 var errGadgetGone = errors.New("gadget was removed")
 
 // begin opens the scope of one call; the returned end commits or discards.
-func (st *gadgetStorage) begin() func(error) {
+func (st *gadgetStorage) begin() func(error) error {
 	st.mu.Lock()
 	st.tx = &txBuffer{writes: make(map[string]store.Write), size: -1}
 	st.mu.Unlock()
 	return st.end
 }
 
-func (st *gadgetStorage) end(callErr error) {
+// end commits the call's writes if the call succeeded. A commit that fails
+// is returned, and wasmhost turns the call into a failure: its caller is
+// never told "done" about writes that were lost.
+func (st *gadgetStorage) end(callErr error) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	tx := st.tx
 	st.tx = nil
-	if callErr != nil || tx == nil || len(tx.order) == 0 || st.closed {
-		return
+	if callErr != nil || tx == nil || len(tx.order) == 0 {
+		return nil
+	}
+	if st.closed {
+		return errGadgetGone
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	if err := st.s.store.Commit(ctx, st.id, tx.list(), st.s.cfg.maxStorageSize); err != nil {
-		// The call already answered its caller; all that is left is to
-		// say so where the owner and operator look.
-		st.s.cfg.logger.Error("committing gadget storage failed; the call's writes are lost", "gadget", st.id, "err", err)
-		st.logs.add(schema.LogLevel_error, "storage commit failed, writes of the last call are lost: "+err.Error())
+		st.s.cfg.logger.Error("committing gadget storage failed; the call fails", "gadget", st.id, "err", err)
+		st.logs.add(schema.LogLevel_error, "storage commit failed; the call that made these writes failed: "+err.Error())
+		return err
 	}
+	return nil
 }
 
 func (st *gadgetStorage) close() {

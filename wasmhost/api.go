@@ -73,7 +73,7 @@ type GadgetOption func(*gadgetConfig)
 
 type gadgetConfig struct {
 	name      string
-	callScope func() func(error)
+	callScope func() func(error) error
 }
 
 // WithName labels the gadget in errors and logs (usually its id).
@@ -82,7 +82,10 @@ func WithName(name string) GadgetOption { return func(c *gadgetConfig) { c.name 
 // WithCallScope brackets every top-level call delivered into the guest: begin
 // runs before the guest sees the call and the function it returns runs after
 // the guest is done with it, with the call's error (nil on success). The
-// server uses this to make each call's storage writes one transaction.
+// server uses this to make each call's storage writes one transaction. If end
+// returns an error for a call that had succeeded (its commit failed), the
+// call fails with that error instead: a caller is never told "done" about
+// writes that were lost.
 //
 // One exception keeps scopes from nesting: while the guest waits on a call
 // to a capability that did not come from the host's own services (a client's
@@ -90,6 +93,6 @@ func WithName(name string) GadgetOption { return func(c *gadgetConfig) { c.name 
 // such a wait the current scope ends with nil, committing what was written so
 // far; each call delivered during the wait gets a scope of its own; and a new
 // scope begins when the wait is over.
-func WithCallScope(begin func() (end func(error))) GadgetOption {
+func WithCallScope(begin func() (end func(error) error)) GadgetOption {
 	return func(c *gadgetConfig) { c.callScope = begin }
 }

@@ -371,7 +371,7 @@ func (g *conformanceGuest) newBoxWith(t *testing.T, host *memHost, opts ...wasmh
 		t.Cleanup(func() { mod.Close(ctx) })
 	}
 	b := &conformanceBox{host: host, scopes: new(atomic.Int64)}
-	scope := func() func(error) {
+	scope := func() func(error) error {
 		b.scopes.Add(1)
 		return host.begin()
 	}

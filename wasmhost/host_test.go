@@ -20,6 +20,9 @@ type memHost struct {
 	pending map[string][]byte // nil outside a call scope; nil value = delete
 	logs    []string
 	commits int
+	// commitErr, when set, makes every commit with writes fail, as a
+	// full disk would.
+	commitErr error
 	grants  []*revocable.Revoker // every Storage lent out, for revokeAll
 }
 
@@ -41,13 +44,17 @@ func (h *memHost) client() schema.Host {
 }
 
 // begin is a wasmhost.WithCallScope callback.
-func (h *memHost) begin() func(error) {
+func (h *memHost) begin() func(error) error {
 	h.mu.Lock()
 	h.pending = map[string][]byte{}
 	h.mu.Unlock()
-	return func(err error) {
+	return func(err error) error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
+		if err == nil && len(h.pending) > 0 && h.commitErr != nil {
+			h.pending = nil
+			return h.commitErr
+		}
 		if err == nil {
 			for k, v := range h.pending {
 				if v == nil {
@@ -59,6 +66,7 @@ func (h *memHost) begin() func(error) {
 			h.commits++
 		}
 		h.pending = nil
+		return nil
 	}
 }
 

@@ -142,8 +142,11 @@ func (inst *instance) startOutbound(f abi.Frame) []byte {
 	if !e.trusted {
 		// The callee may call back into this gadget; commit what the
 		// current call wrote so far, since what runs during the wait
-		// commits separately.
-		inst.endScope(nil)
+		// commits separately. A failed commit fails the call when it
+		// ends.
+		if err := inst.endScope(nil); err != nil && inst.scopeErr == nil {
+			inst.scopeErr = err
+		}
 	}
 	inst.outbound = append(inst.outbound, &outboundCall{ans: ans, release: rel, trusted: e.trusted})
 	return nil
@@ -263,7 +266,7 @@ func (inst *instance) answerNested(f abi.Frame) []byte {
 		}
 		abort(inst.fatal)
 	}
-	inst.endScope(err)
+	content, err = inst.finish(content, err, false)
 	inst.complete(d, content, err)
 	if d.then == nil {
 		return nil

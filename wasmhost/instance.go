@@ -46,7 +46,8 @@ type instance struct {
 	outbound []*outboundCall
 	nested   []*delivery
 	pending  []byte      // frame the guest will copy with take
-	scopeEnd func(error) // non-nil while a call scope is open
+	scopeEnd func(error) error // non-nil while a call scope is open
+	scopeErr error             // a commit that failed within the current call
 
 	fatal error // set when the instance must die
 }
@@ -114,7 +115,11 @@ func (g *Gadget) instantiate() (*instance, error) {
 		inst.close(err)
 		return nil, err
 	}
-	inst.endScope(nil)
+	if err := inst.endScope(nil); err != nil {
+		mod.Close(context.Background())
+		inst.close(err)
+		return nil, fmt.Errorf("%s failed to start: %w", g.cfg.name, err)
+	}
 	inst.mod = mod
 	inst.mem = mod.Memory()
 	inst.fn.alloc = mod.ExportedFunction(exportAlloc)
@@ -135,8 +140,26 @@ func (inst *instance) deliverTop(d *delivery) {
 		releaseStruct(content)
 		content, err = capnp.Struct{}, qerr
 	}
-	inst.endScope(err)
+	content, err = inst.finish(content, err, true)
 	inst.complete(d, content, err)
+}
+
+// finish ends a call's scope and decides its outcome: a call whose writes
+// failed to commit fails. For a top-level call that includes commits at
+// commit points during it (a nested call has none of its own).
+func (inst *instance) finish(content capnp.Struct, err error, top bool) (capnp.Struct, error) {
+	cerr := inst.endScope(err)
+	if top {
+		if cerr == nil {
+			cerr = inst.scopeErr
+		}
+		inst.scopeErr = nil
+	}
+	if err == nil && cerr != nil {
+		releaseStruct(content)
+		return capnp.Struct{}, fmt.Errorf("%s: storing the call's writes failed, so the call did not happen: %w", inst.g.cfg.name, cerr)
+	}
+	return content, err
 }
 
 // checkQuiescent reports an ABI violation if the guest returned from an
@@ -305,7 +328,7 @@ func (inst *instance) releaseExport(index uint32) {
 	if err == nil {
 		err = inst.checkQuiescent()
 	}
-	inst.endScope(err)
+	inst.finish(capnp.Struct{}, err, true)
 }
 
 // resolve turns a descriptor from the guest into a capability.
@@ -350,11 +373,13 @@ func (inst *instance) beginScope() {
 	}
 }
 
-func (inst *instance) endScope(err error) {
-	if end := inst.scopeEnd; end != nil {
-		inst.scopeEnd = nil
-		end(err)
+func (inst *instance) endScope(err error) error {
+	end := inst.scopeEnd
+	if end == nil {
+		return nil
 	}
+	inst.scopeEnd = nil
+	return end(err)
 }
 
 // violation marks the instance dead for breaking the ABI.

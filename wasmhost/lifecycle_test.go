@@ -2,6 +2,7 @@ package wasmhost_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -180,5 +181,24 @@ func TestStaleSessionCanBeReopenedWhileTheGadgetWaits(t *testing.T) {
 	}
 	if seen := <-l.seen; seen != [2]int64{2, 2} || got != 2 {
 		t.Fatalf("listener saw %v, increment returned %d; want [2 2] and 2", seen, got)
+	}
+}
+
+func TestCallFailsWhenItsWritesCannotBeCommitted(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, counterPkg)
+	c := counterpb.Counter(s.open(ctx))
+	defer c.Release()
+	s.host.mu.Lock()
+	s.host.commitErr = errors.New("disk full")
+	s.host.mu.Unlock()
+	_, err := increment(ctx, c)
+	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "did not happen") {
+		t.Fatalf("increment with a failing commit: err = %v, want it to fail naming the commit error", err)
+	}
+	// Reads commit nothing, so they still work; and the value was not
+	// changed by the increment that failed.
+	if v, err := get(ctx, c); err != nil || v != 0 {
+		t.Fatalf("get after the failed increment = %d, %v; want 0", v, err)
 	}
 }

@@ -44,11 +44,11 @@ func (h *testHost) client() schema.Host {
 
 // begin is a wasmhost.WithCallScope callback: a call's writes commit when
 // it succeeds and vanish when it fails.
-func (h *testHost) begin() func(error) {
+func (h *testHost) begin() func(error) error {
 	h.mu.Lock()
 	h.pending = map[string][]byte{}
 	h.mu.Unlock()
-	return func(err error) {
+	return func(err error) error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if err == nil {
@@ -57,6 +57,7 @@ func (h *testHost) begin() func(error) {
 			}
 		}
 		h.pending = nil
+		return nil
 	}
 }
 
