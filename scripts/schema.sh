@@ -81,9 +81,13 @@ if [[ "$mode" == check ]]; then
 		fi
 	done
 	# Generated files whose source is gone (or lost its $Go.import).
+	declare -A known=()
+	for f in "${files[@]}"; do
+		known[$f]=1
+	done
 	while IFS= read -r g; do
 		src=${g%.go}
-		if ! printf '%s\n' "${files[@]}" | grep -qxF "$src"; then
+		if [[ -z "${known[$src]:-}" ]]; then
 			echo "schema.sh: $g has no matching .capnp with \$Go.import (delete it?)" >&2
 			stale+=("$g")
 		fi

@@ -23,7 +23,7 @@ type memHost struct {
 	// commitErr, when set, makes every commit with writes fail, as a
 	// full disk would.
 	commitErr error
-	grants  []*revocable.Revoker // every Storage lent out, for revokeAll
+	grants    []*revocable.Revoker // every Storage lent out, for revokeAll
 }
 
 // revokeAll cuts off every Storage capability this host has lent.

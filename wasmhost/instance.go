@@ -45,7 +45,7 @@ type instance struct {
 	ctx      context.Context // the current top-level call's, with deadline
 	outbound []*outboundCall
 	nested   []*delivery
-	pending  []byte      // frame the guest will copy with take
+	pending  []byte            // frame the guest will copy with take
 	scopeEnd func(error) error // non-nil while a call scope is open
 	scopeErr error             // a commit that failed within the current call
 
