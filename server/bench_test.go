@@ -3,17 +3,18 @@ package server_test
 import (
 	"context"
 	"net"
-	"slices"
 	"testing"
 	"time"
 
 	"capnproto.org/go/capnp/v3/rpc"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/latency"
+	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
 )
 
-// benchCalls runs call b.N times and reports the median latency as p50-µs.
+// benchCalls runs call b.N times after a warm-up and reports p50 and p99.
 func benchCalls(b *testing.B, call func(context.Context) error) {
 	ctx := context.Background()
 	for range 100 { // warm up: instance, connection, allocator
@@ -21,18 +22,17 @@ func benchCalls(b *testing.B, call func(context.Context) error) {
 			b.Fatal(err)
 		}
 	}
-	durations := make([]time.Duration, 0, b.N)
+	var rec latency.Recorder
 	b.ResetTimer()
 	for range b.N {
-		begin := time.Now()
-		if err := call(ctx); err != nil {
+		var err error
+		rec.Time(func() { err = call(ctx) })
+		if err != nil {
 			b.Fatal(err)
 		}
-		durations = append(durations, time.Since(begin))
 	}
 	b.StopTimer()
-	slices.Sort(durations)
-	b.ReportMetric(float64(durations[len(durations)/2].Nanoseconds())/1e3, "p50-µs")
+	rec.Report(b)
 }
 
 // BenchmarkFullStackCounterCall: Go client -> loopback TCP -> server ->
@@ -89,4 +89,38 @@ func BenchmarkFullStackCounterGet(b *testing.B) {
 		_, err := get(ctx, counter)
 		return err
 	})
+}
+
+// BenchmarkPipelinedChain: login, open a gadget, open its session and call
+// it, sent as one pipelined chain through a link that adds 20 ms each way,
+// reported in round trips of that link (DESIGN.md target: about one).
+func BenchmarkPipelinedChain(b *testing.B) {
+	const oneWay = 20 * time.Millisecond
+	h := start(b, b.TempDir())
+	token := h.token("bench")
+	_, id := create(b, h.login(b, token), "counter")
+	proxy := newLatencyProxy(b, h.addr, oneWay)
+	var rec latency.Recorder
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		conn := dial(b, proxy) // connecting is not part of the chain
+		ctx := context.Background()
+		b.StartTimer()
+		rec.Time(func() {
+			ws, r1 := conn.Login(ctx, token)
+			defer r1()
+			gf, r2 := ws.Open(ctx, func(p schema.Workspace_open_Params) error { return p.SetId(id) })
+			defer r2()
+			sf, r3 := gf.Gadget().Open(ctx, nil)
+			defer r3()
+			if _, err := get(ctx, counterpb.Counter(sf.Session())); err != nil {
+				b.Fatal(err)
+			}
+		})
+		b.StopTimer()
+		conn.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(rec.Percentile(50))/float64(2*oneWay), "round-trips")
 }
