@@ -3,11 +3,13 @@ module github.com/gadgetd/gadgetd
 go 1.26.8
 
 require (
-	capnproto.org/go/capnp/v3 v3.1.0-alpha.2 // indirect
+	capnproto.org/go/capnp/v3 v3.1.0-alpha.2
+	github.com/tetratelabs/wazero v1.12.0
+	go.etcd.io/bbolt v1.5.0
+)
+
+require (
 	github.com/colega/zeropool v0.0.0-20230505084239-6fb4a4f75381 // indirect
-	github.com/gorilla/websocket v1.5.3 // indirect
-	github.com/tetratelabs/wazero v1.12.0 // indirect
-	go.etcd.io/bbolt v1.5.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
 )

@@ -5,9 +5,8 @@
 #   scripts/schema.sh check    regenerate into a temporary directory and fail
 #                              if any committed file differs or is missing
 #
-# Which files: every .capnp under schema/, examples/ and wasmhost/ (test
-# guests) that carries a
-# $Go.import annotation. Files are compiled one directory at a time with
+# Which files: every .capnp in the repository (outside .git, bin, node_modules
+# and testdata) that carries a $Go.import annotation. Files are compiled one directory at a time with
 # --src-prefix=<dir>, so each generated file lands next to its source and the
 # names baked into it ("workspace.capnp:Gateway") do not depend on where the
 # repository is checked out. Needs capnp and capnpc-go (scripts/deps.sh).
@@ -39,11 +38,12 @@ fi
 
 # The .capnp files that generate Go, grouped by directory.
 mapfile -t files < <(
-	find schema examples wasmhost -name node_modules -prune -o -name '*.capnp' -type f -print 2>/dev/null |
-		xargs -r grep -l '^[[:space:]]*\$Go\.import' | LC_ALL=C sort
+	find . \( -name .git -o -name bin -o -name node_modules -o -name testdata \) -prune -o \
+		-name '*.capnp' -type f -exec grep -l '^[[:space:]]*[$]Go[.]import' {} + |
+		sed 's|^\./||' | LC_ALL=C sort
 )
 if ((${#files[@]} == 0)); then
-	echo "schema.sh: no .capnp files with \$Go.import under schema/, examples/ or wasmhost/" >&2
+	echo "schema.sh: no .capnp file with \$Go.import in the repository" >&2
 	exit 1
 fi
 mapfile -t dirs < <(printf '%s\n' "${files[@]}" | xargs -n1 dirname | LC_ALL=C sort -u)
@@ -91,7 +91,10 @@ if [[ "$mode" == check ]]; then
 			echo "schema.sh: $g has no matching .capnp with \$Go.import (delete it?)" >&2
 			stale+=("$g")
 		fi
-	done < <(find schema examples wasmhost -name node_modules -prune -o -name '*.capnp.go' -type f -print | LC_ALL=C sort)
+	done < <(
+		find . \( -name .git -o -name bin -o -name node_modules -o -name testdata \) -prune -o \
+			-name '*.capnp.go' -type f -print | sed 's|^\./||' | LC_ALL=C sort
+	)
 	if ((${#stale[@]})); then
 		echo "generated code is stale: run make schema (stale: ${stale[*]})" >&2
 		exit 1

@@ -18,11 +18,23 @@ import (
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
+// compileCache is shared by every server a test starts: each would
+// otherwise compile the same guests again, which takes seconds (tens of
+// seconds under -race).
+var compileCache string
+
 func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gadgetd-server-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	compileCache = dir
 	code := m.Run()
 	blueprinttest.RemoveAll()
+	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
@@ -40,6 +52,7 @@ type harness struct {
 func start(t testing.TB, dir string, opts ...server.Option) *harness {
 	t.Helper()
 	ctx := context.Background()
+	opts = append([]server.Option{server.WithWasmOptions(wasmhost.WithCompilationCacheDir(compileCache))}, opts...)
 	srv, err := server.Open(ctx, dir, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -39,8 +39,7 @@ type Server struct {
 	rt      *wasmhost.Runtime
 	schemas *schemaIndex
 
-	rpcOnce sync.Once
-	rpc     *rpcguard.Server
+	rpc *rpcguard.Server // set by Open, never changed
 
 	mu      sync.Mutex
 	closed  bool
@@ -68,14 +67,18 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
-	return &Server{
+	s := &Server{
 		cfg:     cfg,
 		store:   st,
 		rt:      rt,
 		schemas: newSchemaIndex(),
 		modules: make(map[blueprintKey]*moduleEntry),
 		live:    make(map[string]*liveGadget),
-	}, nil
+	}
+	lim := cfg.conn
+	lim.CheckPipeline = s.schemas.check
+	s.rpc = rpcguard.NewServer(capnp.Client(s.Gateway()), cfg.maxConns, lim, cfg.logger)
+	return s, nil
 }
 
 // errClosed is what calls see once the server is shutting down.
@@ -91,11 +94,6 @@ func (s *Server) Gateway() schema.Gateway {
 // ServeCapnp serves the Gateway on ln until ln or the server is closed, with
 // the connection limits the server was configured with.
 func (s *Server) ServeCapnp(ln net.Listener) error {
-	s.rpcOnce.Do(func() {
-		lim := s.cfg.conn
-		lim.CheckPipeline = s.schemas.check
-		s.rpc = rpcguard.NewServer(capnp.Client(s.Gateway()), s.cfg.maxConns, lim, s.cfg.logger)
-	})
 	return s.rpc.Serve(ln)
 }
 
@@ -137,9 +135,7 @@ func (s *Server) Close(ctx context.Context) error {
 	s.mu.Unlock()
 
 	var errs []error
-	if s.rpc != nil {
-		errs = append(errs, s.rpc.Close(ctx))
-	}
+	errs = append(errs, s.rpc.Close(ctx))
 	s.mu.Lock()
 	live, modules, retired := s.live, s.modules, s.retired
 	s.live, s.modules, s.retired = map[string]*liveGadget{}, map[blueprintKey]*moduleEntry{}, nil

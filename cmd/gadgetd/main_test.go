@@ -61,9 +61,21 @@ func startServe(t *testing.T, bin string, args ...string) (capnpAddr, httpAddr s
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A server that hangs must fail the test, not hang it: killing it ends
+	// every read of its output.
+	watchdog := time.AfterFunc(3*time.Minute, func() { cmd.Process.Kill() })
 	t.Cleanup(func() {
+		watchdog.Stop()
 		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			<-exited
+			t.Errorf("serve did not exit within a minute of SIGINT")
+		}
 	})
 	lines = bufio.NewScanner(stdout)
 	for _, want := range []struct {
