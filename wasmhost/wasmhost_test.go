@@ -27,6 +27,16 @@ var compileCache struct {
 	path string
 }
 
+// TestMain removes what the tests built and compiled.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if compileCache.path != "" {
+		os.RemoveAll(compileCache.path)
+	}
+	wasmbuild.RemoveAll()
+	os.Exit(code)
+}
+
 func sharedCacheDir(t testing.TB) string {
 	compileCache.Do(func() {
 		dir, err := os.MkdirTemp("", "gadgetd-wasmhost-test-cache-")

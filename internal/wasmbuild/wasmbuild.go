@@ -68,3 +68,13 @@ func ForTest(t TB, pkg string) []byte {
 	cache.wasm[pkg] = b
 	return b
 }
+
+// RemoveAll deletes what ForTest built. Call it from TestMain after m.Run.
+func RemoveAll() {
+	cache.Lock()
+	defer cache.Unlock()
+	if cache.dir != "" {
+		os.RemoveAll(cache.dir)
+		cache.dir, cache.wasm = "", nil
+	}
+}

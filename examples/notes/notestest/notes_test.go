@@ -45,6 +45,7 @@ func TestMain(m *testing.M) {
 		shared.mod.Close(context.Background())
 		shared.rt.Close(context.Background())
 	}
+	wasmbuild.RemoveAll()
 	os.Exit(code)
 }
 
