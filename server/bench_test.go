@@ -9,6 +9,7 @@ import (
 	"capnproto.org/go/capnp/v3/rpc"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/latency"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
@@ -42,7 +43,7 @@ func BenchmarkFullStackCounterCall(b *testing.B) {
 	g, _ := create(b, h.login(b, h.token("bench")), "counter")
 	counter := session(b, g)
 	benchCalls(b, func(ctx context.Context) error {
-		_, err := increment(ctx, counter)
+		_, err := countertest.Increment(ctx, counter)
 		return err
 	})
 }
@@ -74,7 +75,7 @@ func BenchmarkBareEchoTCP(b *testing.B) {
 	counter := counterpb.Counter(conn.Bootstrap(context.Background()))
 	defer counter.Release()
 	benchCalls(b, func(ctx context.Context) error {
-		_, err := increment(ctx, counter)
+		_, err := countertest.Increment(ctx, counter)
 		return err
 	})
 }
@@ -86,7 +87,7 @@ func BenchmarkFullStackCounterGet(b *testing.B) {
 	g, _ := create(b, h.login(b, h.token("bench")), "counter")
 	counter := session(b, g)
 	benchCalls(b, func(ctx context.Context) error {
-		_, err := get(ctx, counter)
+		_, err := countertest.Get(ctx, counter)
 		return err
 	})
 }
@@ -114,7 +115,7 @@ func BenchmarkPipelinedChain(b *testing.B) {
 			defer r2()
 			sf, r3 := gf.Gadget().Open(ctx, nil)
 			defer r3()
-			if _, err := get(ctx, counterpb.Counter(sf.Session())); err != nil {
+			if _, err := countertest.Get(ctx, counterpb.Counter(sf.Session())); err != nil {
 				b.Fatal(err)
 			}
 		})

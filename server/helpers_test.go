@@ -141,26 +141,6 @@ func session(t testing.TB, g schema.Gadget) counterpb.Counter {
 	return counterpb.Counter(f.Session())
 }
 
-func increment(ctx context.Context, c counterpb.Counter) (int64, error) {
-	f, release := c.Increment(ctx, nil)
-	defer release()
-	res, err := f.Struct()
-	if err != nil {
-		return 0, err
-	}
-	return res.Value(), nil
-}
-
-func get(ctx context.Context, c counterpb.Counter) (int64, error) {
-	f, release := c.Get(ctx, nil)
-	defer release()
-	res, err := f.Struct()
-	if err != nil {
-		return 0, err
-	}
-	return res.Value(), nil
-}
-
 func requireErrorContains(t testing.TB, err error, want string) {
 	t.Helper()
 	if err == nil || !strings.Contains(err.Error(), want) {

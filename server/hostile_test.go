@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/schema"
@@ -83,7 +84,7 @@ func TestMisbehavingGuestFailsClearlyAndOthersKeepBeingServed(t *testing.T) {
 			}()
 			// While the guest misbehaves, other gadgets are served.
 			time.Sleep(100 * time.Millisecond)
-			if _, err := increment(ctx, counter); err != nil {
+			if _, err := countertest.Increment(ctx, counter); err != nil {
 				t.Fatalf("alice's counter failed while mallory's gadget ran %s: %v", tc.cmd, err)
 			}
 			err := <-errc
@@ -101,7 +102,7 @@ func TestMisbehavingGuestFailsClearlyAndOthersKeepBeingServed(t *testing.T) {
 			if got, err := command(ctx, openHostile(t, hostile), "ok"); err != nil || got != "ok" {
 				t.Fatalf("after %s the gadget did not recover: %q %v", tc.cmd, got, err)
 			}
-			if _, err := increment(ctx, counter); err != nil {
+			if _, err := countertest.Increment(ctx, counter); err != nil {
 				t.Fatalf("alice's counter failed after %s: %v", tc.cmd, err)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
 )
@@ -147,7 +148,7 @@ func TestCounterStateSurvivesAServerRestart(t *testing.T) {
 	ctx := testCtx(t)
 	c := session(t, g)
 	for range 3 {
-		if _, err := increment(ctx, c); err != nil {
+		if _, err := countertest.Increment(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,7 +158,7 @@ func TestCounterStateSurvivesAServerRestart(t *testing.T) {
 	ws2 := h2.login(t, token)
 	of, release := ws2.Open(ctx, func(p schema.Workspace_open_Params) error { return p.SetId(id) })
 	defer release()
-	v, err := get(ctx, session(t, of.Gadget()))
+	v, err := countertest.Get(ctx, session(t, of.Gadget()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestPipelinedLoginCreateOpenIncrementTakesOneRoundTrip(t *testing.T) {
 	// Warm the sandbox's code path once so the measurement is the network.
 	{
 		g, _ := create(t, h.login(t, token), "counter")
-		if _, err := increment(testCtx(t), session(t, g)); err != nil {
+		if _, err := countertest.Increment(testCtx(t), session(t, g)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -211,7 +212,7 @@ func TestPipelinedLoginCreateOpenIncrementTakesOneRoundTrip(t *testing.T) {
 		defer r2()
 		of, r3 := cf.Gadget().Open(ctx, nil)
 		defer r3()
-		v, err := increment(ctx, counterpb.Counter(of.Session()))
+		v, err := countertest.Increment(ctx, counterpb.Counter(of.Session()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +237,7 @@ func TestPipelinedLoginCreateOpenIncrementTakesOneRoundTrip(t *testing.T) {
 		if _, err := of.Struct(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := increment(ctx, counterpb.Counter(of.Session())); err != nil {
+		if _, err := countertest.Increment(ctx, counterpb.Counter(of.Session())); err != nil {
 			t.Fatal(err)
 		}
 		return time.Since(begin)
@@ -272,7 +273,7 @@ func TestListenerPassedToWatchIsCalledBackFromInsideTheSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	for want := int64(1); want <= 3; want++ {
-		if _, err := increment(ctx, c); err != nil {
+		if _, err := countertest.Increment(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		// The counter tells every watcher before increment returns.
@@ -289,7 +290,7 @@ func TestListenerMayCallBackIntoTheGadgetWhileBeingNotified(t *testing.T) {
 	ctx := testCtx(t)
 	readBack := make(chan int64, 10)
 	l := &listener{onChanged: func(ctx context.Context, v int64) error {
-		got, err := get(ctx, c)
+		got, err := countertest.Get(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -301,7 +302,7 @@ func TestListenerMayCallBackIntoTheGadgetWhileBeingNotified(t *testing.T) {
 	if _, err := wf.Struct(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := increment(ctx, c); err != nil {
+	if _, err := countertest.Increment(ctx, c); err != nil {
 		t.Fatalf("increment with a re-entrant listener: %v", err)
 	}
 	select {
@@ -328,7 +329,7 @@ func TestRemovedGadgetBreaksItsCapabilitiesAndSessions(t *testing.T) {
 	g, id := create(t, ws, "counter")
 	c := session(t, g)
 	ctx := testCtx(t)
-	if _, err := increment(ctx, c); err != nil {
+	if _, err := countertest.Increment(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	rf, release := ws.Remove(ctx, func(p schema.Workspace_remove_Params) error { return p.SetId(id) })
@@ -336,7 +337,7 @@ func TestRemovedGadgetBreaksItsCapabilitiesAndSessions(t *testing.T) {
 	if _, err := rf.Struct(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := increment(ctx, c); err == nil {
+	if _, err := countertest.Increment(ctx, c); err == nil {
 		t.Fatal("a session of a removed gadget still works")
 	}
 	inf, release2 := g.Info(ctx, nil)
@@ -346,7 +347,7 @@ func TestRemovedGadgetBreaksItsCapabilitiesAndSessions(t *testing.T) {
 	}
 	// A new gadget starts from zero: the old data is gone.
 	g2, _ := create(t, ws, "counter")
-	if v, err := get(ctx, session(t, g2)); err != nil || v != 0 {
+	if v, err := countertest.Get(ctx, session(t, g2)); err != nil || v != 0 {
 		t.Fatalf("a new counter reads %d, %v", v, err)
 	}
 }

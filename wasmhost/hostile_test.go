@@ -25,6 +25,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
@@ -97,7 +98,7 @@ func (w *hostileWorld) bystanderServes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
-	v, err := increment(ctx, w.bystander)
+	v, err := countertest.Increment(ctx, w.bystander)
 	if err != nil {
 		t.Fatalf("the bystander counter gadget failed: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -31,13 +32,13 @@ func TestSessionSurvivesIdleEviction(t *testing.T) {
 	s := newSandbox(t, counterPkg, wasmhost.WithIdleTimeout(50*time.Millisecond))
 	c := counterpb.Counter(s.open(ctx))
 	defer c.Release()
-	if v, err := increment(ctx, c); err != nil || v != 1 {
+	if v, err := countertest.Increment(ctx, c); err != nil || v != 1 {
 		t.Fatalf("increment = %d, %v; want 1", v, err)
 	}
 	waitFor(t, "idle eviction", func() bool { return !s.gadget.Live() && s.rt.LiveInstances() == 0 })
 	// The session was opened on an instance that no longer exists; the
 	// host reopens it on a fresh one, and the value comes from storage.
-	if v, err := increment(ctx, c); err != nil || v != 2 {
+	if v, err := countertest.Increment(ctx, c); err != nil || v != 2 {
 		t.Fatalf("increment after eviction = %d, %v; want 2", v, err)
 	}
 	if !s.gadget.Live() {
@@ -70,7 +71,7 @@ func TestLiveInstancesAreCappedEvictingLeastRecentlyUsed(t *testing.T) {
 	}
 	call := func(i int) {
 		t.Helper()
-		if _, err := get(ctx, sessions[i]); err != nil {
+		if _, err := countertest.Get(ctx, sessions[i]); err != nil {
 			t.Fatalf("gadget %d: %v", i, err)
 		}
 	}
@@ -154,7 +155,7 @@ func TestStaleSessionCanBeReopenedWhileTheGadgetWaits(t *testing.T) {
 	s := newSandbox(t, counterPkg, wasmhost.WithIdleTimeout(50*time.Millisecond), wasmhost.WithCallTimeout(3*time.Second))
 	stale := counterpb.Counter(s.open(ctx))
 	defer stale.Release()
-	if _, err := increment(ctx, stale); err != nil {
+	if _, err := countertest.Increment(ctx, stale); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "idle eviction", func() bool { return !s.gadget.Live() })
@@ -175,7 +176,7 @@ func TestStaleSessionCanBeReopenedWhileTheGadgetWaits(t *testing.T) {
 	lc.Release()
 
 	start := time.Now()
-	got, err := increment(ctx, fresh)
+	got, err := countertest.Increment(ctx, fresh)
 	if err != nil {
 		t.Fatalf("increment whose listener uses a stale session: %v (after %v)", err, time.Since(start))
 	}
@@ -192,13 +193,13 @@ func TestCallFailsWhenItsWritesCannotBeCommitted(t *testing.T) {
 	s.host.mu.Lock()
 	s.host.commitErr = errors.New("disk full")
 	s.host.mu.Unlock()
-	_, err := increment(ctx, c)
+	_, err := countertest.Increment(ctx, c)
 	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "did not happen") {
 		t.Fatalf("increment with a failing commit: err = %v, want it to fail naming the commit error", err)
 	}
 	// Reads commit nothing, so they still work; and the value was not
 	// changed by the increment that failed.
-	if v, err := get(ctx, c); err != nil || v != 0 {
+	if v, err := countertest.Get(ctx, c); err != nil || v != 0 {
 		t.Fatalf("get after the failed increment = %d, %v; want 0", v, err)
 	}
 }

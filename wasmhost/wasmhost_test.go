@@ -14,6 +14,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
@@ -96,33 +97,13 @@ func (s *sandbox) open(ctx context.Context) capnp.Client {
 	return f.Session().AddRef()
 }
 
-func increment(ctx context.Context, c counterpb.Counter) (int64, error) {
-	f, release := c.Increment(ctx, nil)
-	defer release()
-	res, err := f.Struct()
-	if err != nil {
-		return 0, err
-	}
-	return res.Value(), nil
-}
-
-func get(ctx context.Context, c counterpb.Counter) (int64, error) {
-	f, release := c.Get(ctx, nil)
-	defer release()
-	res, err := f.Struct()
-	if err != nil {
-		return 0, err
-	}
-	return res.Value(), nil
-}
-
 func TestCounterStateLivesInHostStorage(t *testing.T) {
 	ctx := context.Background()
 	s := newSandbox(t, counterPkg)
 	c := counterpb.Counter(s.open(ctx))
 	defer c.Release()
 	for want := int64(1); want <= 3; want++ {
-		got, err := increment(ctx, c)
+		got, err := countertest.Increment(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +125,7 @@ type listener struct {
 
 func (l *listener) Changed(ctx context.Context, call counterpb.Listener_changed) error {
 	v := call.Args().Value()
-	got, err := get(ctx, l.counter)
+	got, err := countertest.Get(ctx, l.counter)
 	if err != nil {
 		return err
 	}
@@ -168,7 +149,7 @@ func TestListenerCanCallBackIntoTheGadgetWhileItWaits(t *testing.T) {
 	release()
 	lc.Release()
 
-	got, err := increment(ctx, c)
+	got, err := countertest.Increment(ctx, c)
 	if err != nil {
 		t.Fatalf("increment with a re-entrant listener: %v", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 )
 
 // Build compiles the blueprint in dir in place: the guest to dir/gadget.wasm
@@ -62,13 +64,7 @@ func BuildWasm(ctx context.Context, dir, out string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", absOut, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the guest in %s: %v\n%s", dir, err, bytes.TrimSpace(output))
-	}
-	return nil
+	return wasmbuild.Build(ctx, dir, ".", absOut)
 }
 
 // CompileSchema runs `capnp compile -o-` on file (relative to dir) and

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/revocable"
 )
@@ -25,16 +26,6 @@ func (c *counter) Increment(ctx context.Context, call counterpb.Counter_incremen
 func (c *counter) Get(context.Context, counterpb.Counter_get) error     { return nil }
 func (c *counter) Watch(context.Context, counterpb.Counter_watch) error { return nil }
 
-func increment(ctx context.Context, c counterpb.Counter) (int64, error) {
-	f, release := c.Increment(ctx, nil)
-	defer release()
-	res, err := f.Struct()
-	if err != nil {
-		return 0, err
-	}
-	return res.Value(), nil
-}
-
 func TestRevokeCutsOffEveryReference(t *testing.T) {
 	ctx := context.Background()
 	impl := &counter{}
@@ -44,12 +35,12 @@ func TestRevokeCutsOffEveryReference(t *testing.T) {
 	defer a.Release()
 	defer b.Release()
 
-	if v, err := increment(ctx, a); err != nil || v != 1 {
+	if v, err := countertest.Increment(ctx, a); err != nil || v != 1 {
 		t.Fatalf("before revoke: %d, %v", v, err)
 	}
 	r.Revoke(errors.New("binding removed"))
 	for name, c := range map[string]counterpb.Counter{"a": a, "b": b} {
-		_, err := increment(ctx, c)
+		_, err := countertest.Increment(ctx, c)
 		if !errors.Is(err, revocable.ErrRevoked) && (err == nil || !strings.Contains(err.Error(), "capability revoked")) {
 			t.Fatalf("%s after revoke: err = %v, want ErrRevoked", name, err)
 		}

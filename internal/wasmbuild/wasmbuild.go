@@ -17,13 +17,13 @@ import (
 // Build compiles the Go package in dir (a directory or an import path
 // resolvable from dir's module) into a wasip1 reactor at out.
 func Build(ctx context.Context, dir, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, pkg)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building %s for wasip1: %v\n%s", pkg, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("building the guest %s in %s: %v\n%s", pkg, dir, err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
 }

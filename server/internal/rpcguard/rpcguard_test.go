@@ -17,6 +17,7 @@ import (
 	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
 	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
 )
@@ -54,16 +55,6 @@ func dialCounter(t *testing.T, addr string) counterpb.Counter {
 		conn.Close()
 	})
 	return counter
-}
-
-func increment(ctx context.Context, c counterpb.Counter) (int64, error) {
-	f, release := c.Increment(ctx, nil)
-	defer release()
-	res, err := f.Struct()
-	if err != nil {
-		return 0, err
-	}
-	return res.Value(), nil
 }
 
 // requireServesOthers proves the server still answers a fresh, well-behaved
@@ -261,7 +252,7 @@ func TestInFlightLimitAnswersOverloadedAndRecovers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := increment(ctx, counter)
+			_, err := countertest.Increment(ctx, counter)
 			errs <- err
 		}()
 	}
@@ -289,7 +280,7 @@ func TestInFlightLimitAnswersOverloadedAndRecovers(t *testing.T) {
 	}
 	// Finished answers free their slots: the connection works again.
 	for range 2 * limit {
-		if _, err := increment(ctx, counter); err != nil {
+		if _, err := countertest.Increment(ctx, counter); err != nil {
 			t.Fatalf("after the burst, a call failed: %v", err)
 		}
 	}
@@ -345,7 +336,7 @@ func TestConnectionLimitRefusesExtraConnectionsAndRecovers(t *testing.T) {
 	defer cancel()
 
 	first := dialCounter(t, addr)
-	if _, err := increment(ctx, first); err != nil {
+	if _, err := countertest.Increment(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	nc, err := net.Dial("tcp", addr)
@@ -354,7 +345,7 @@ func TestConnectionLimitRefusesExtraConnectionsAndRecovers(t *testing.T) {
 	}
 	second := rpc.NewConn(rpc.NewStreamTransport(nc), nil)
 	secondCounter := counterpb.Counter(second.Bootstrap(ctx))
-	if _, err := increment(ctx, secondCounter); err != nil {
+	if _, err := countertest.Increment(ctx, secondCounter); err != nil {
 		t.Fatal(err)
 	}
 
@@ -363,7 +354,7 @@ func TestConnectionLimitRefusesExtraConnectionsAndRecovers(t *testing.T) {
 	if _, err := extra.conn.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("a connection past the limit read %v, want EOF", err)
 	}
-	if _, err := increment(ctx, first); err != nil {
+	if _, err := countertest.Increment(ctx, first); err != nil {
 		t.Fatalf("an admitted client stopped being served: %v", err)
 	}
 
