@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gadgetd/gadgetd/internal/latency"
+	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/wasmhost"
 	"github.com/gadgetd/gadgetd/wasmhost/internal/testguests/benchguest/benchpb"
@@ -37,8 +38,8 @@ func benchRuntime(b *testing.B, opts ...wasmhost.Option) (*wasmhost.Runtime, *wa
 }
 
 func openBench(b *testing.B, rt *wasmhost.Runtime, mod *wasmhost.Module) (*wasmhost.Gadget, benchpb.Bench) {
-	h := newMemHost()
-	g := rt.NewGadget(mod, h.client(), wasmhost.WithCallScope(h.begin))
+	h := memhost.New()
+	g := rt.NewGadget(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
 	s := &sandbox{rt: rt, mod: mod, gadget: g, host: h}
 	return g, benchpb.Bench(s.open(context.Background()))
 }
@@ -184,8 +185,8 @@ func TestIdleInstanceRSSProbe(t *testing.T) {
 	// One instance first, so the measurement is the marginal cost of an
 	// instance, not the runtime's one-time setup.
 	open := func() *wasmhost.Gadget {
-		h := newMemHost()
-		g := rt.NewGadget(mod, h.client(), wasmhost.WithCallScope(h.begin))
+		h := memhost.New()
+		g := rt.NewGadget(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
 		s := &sandbox{rt: rt, mod: mod, gadget: g, host: h}
 		c := benchpb.Bench(s.open(ctx))
 		f, release := c.Noop(ctx, nil)

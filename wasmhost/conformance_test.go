@@ -23,6 +23,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/schema/abi"
@@ -117,23 +118,20 @@ var conformanceChecks = []struct {
 			t.Fatalf("get = %d, want -8", v)
 		}
 		b.wantStored(t, -8)
-		b.host.mu.Lock()
-		commits := b.host.commits
-		b.host.mu.Unlock()
-		if commits == 0 {
+		if b.host.Commits() == 0 {
 			t.Fatal("no call scope committed: the writes did not go through the host's transactions")
 		}
 	}},
 
 	{"the value is read from host storage, not guest memory", func(t *testing.T, g *conformanceGuest) {
 		b := g.newBox(t)
-		b.host.set("value", be64(41))
+		mustPut(t, b.host, "value", be64(41))
 		s := b.open(t)
 		defer s.Release()
 		if v := b.get(t, s); v != 41 {
 			t.Fatalf("get = %d with 41 in storage, want 41", v)
 		}
-		b.host.set("value", be64(1000))
+		mustPut(t, b.host, "value", be64(1000))
 		b.increment(t, s, 1, 1001)
 		b.wantStored(t, 1001)
 		// A different gadget of the same module on the same storage (a
@@ -195,7 +193,7 @@ var conformanceChecks = []struct {
 		// The long value makes the host's answer to Storage.get span two
 		// segments, so the guest must follow a far pointer to see it.
 		for i, corrupt := range [][]byte{{1, 2, 3}, bytes.Repeat([]byte{7}, 4000)} {
-			b.host.set("value", corrupt)
+			mustPut(t, b.host, "value", corrupt)
 			for _, m := range []capnp.Method{
 				{InterfaceID: counterpb.Counter_TypeID, MethodID: 0}, // increment
 				{InterfaceID: counterpb.Counter_TypeID, MethodID: 1}, // get
@@ -204,10 +202,10 @@ var conformanceChecks = []struct {
 					t.Fatalf("method @%d over a corrupt stored value of %d bytes: %v, want an error saying it is corrupt", m.MethodID, len(corrupt), err)
 				}
 			}
-			if v, _ := b.host.get("value"); !bytes.Equal(v, corrupt) {
+			if v, _ := b.host.Get("value"); !bytes.Equal(v, corrupt) {
 				t.Fatalf("storage after the failed increment = %x, want it unchanged", v)
 			}
-			b.host.set("value", be64(int64(7+i)))
+			mustPut(t, b.host, "value", be64(int64(7+i)))
 			before := b.scopes.Load()
 			if v := b.get(t, s); v != int64(7+i) {
 				t.Fatalf("get after repairing storage = %d, want %d", v, 7+i)
@@ -238,7 +236,7 @@ var conformanceChecks = []struct {
 	{"host capabilities the guest is done with are released", func(t *testing.T, g *conformanceGuest) {
 		// Every Host.storage() lends the guest a new host import; a guest
 		// that never releases them hits the limit after a few calls.
-		b := g.newBoxWith(t, newMemHost(), wasmhost.WithMaxImports(8))
+		b := g.newBoxWith(t, memhost.New(), wasmhost.WithMaxImports(8))
 		s := b.open(t)
 		defer s.Release()
 		for i := int64(1); i <= 40; i++ {
@@ -252,7 +250,7 @@ var conformanceChecks = []struct {
 	{"a session survives its instance being evicted", func(t *testing.T, g *conformanceGuest) {
 		// The host reopens the session on a fresh instance by calling
 		// Guest.open again: open must be repeatable.
-		b := g.newBoxWith(t, newMemHost(), wasmhost.WithIdleTimeout(50*time.Millisecond))
+		b := g.newBoxWith(t, memhost.New(), wasmhost.WithIdleTimeout(50*time.Millisecond))
 		s := b.open(t)
 		defer s.Release()
 		b.increment(t, s, 3, 3)
@@ -340,21 +338,21 @@ type conformanceGuest struct {
 // counts top-level deliveries (WithCallScope brackets each one).
 type conformanceBox struct {
 	gadget *wasmhost.Gadget
-	host   *memHost
+	host   *memhost.Host
 	scopes *atomic.Int64
 }
 
 func (g *conformanceGuest) newBox(t *testing.T) *conformanceBox {
-	return g.newBoxOn(t, newMemHost())
+	return g.newBoxOn(t, memhost.New())
 }
 
-func (g *conformanceGuest) newBoxOn(t *testing.T, host *memHost) *conformanceBox {
+func (g *conformanceGuest) newBoxOn(t *testing.T, host *memhost.Host) *conformanceBox {
 	t.Helper()
 	return g.newBoxWith(t, host)
 }
 
 // newBoxWith makes the gadget on a runtime of its own when opts are given.
-func (g *conformanceGuest) newBoxWith(t *testing.T, host *memHost, opts ...wasmhost.Option) *conformanceBox {
+func (g *conformanceGuest) newBoxWith(t *testing.T, host *memhost.Host, opts ...wasmhost.Option) *conformanceBox {
 	t.Helper()
 	rt, mod := g.rt, g.mod
 	if len(opts) > 0 {
@@ -373,9 +371,9 @@ func (g *conformanceGuest) newBoxWith(t *testing.T, host *memHost, opts ...wasmh
 	b := &conformanceBox{host: host, scopes: new(atomic.Int64)}
 	scope := func() func(error) error {
 		b.scopes.Add(1)
-		return host.begin()
+		return host.Begin()
 	}
-	b.gadget = rt.NewGadget(mod, host.client(), wasmhost.WithName(g.name), wasmhost.WithCallScope(scope))
+	b.gadget = rt.NewGadget(mod, host.Client(), wasmhost.WithName(g.name), wasmhost.WithCallScope(scope))
 	t.Cleanup(b.gadget.Close)
 	return b
 }
@@ -453,7 +451,7 @@ func (b *conformanceBox) callRaw(c capnp.Client, m capnp.Method) error {
 // big-endian bytes.
 func (b *conformanceBox) wantStored(t *testing.T, want int64) {
 	t.Helper()
-	v, ok := b.host.get("value")
+	v, ok := b.host.Get("value")
 	if !ok || !bytes.Equal(v, be64(want)) {
 		t.Fatalf("host storage holds %x (found %v), want %x", v, ok, be64(want))
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -32,8 +33,8 @@ func Example() {
 	}
 	defer mod.Close(ctx)
 
-	host := newMemHost() // storage and log; in gadgetd, the server's
-	gadget := rt.NewGadget(mod, host.client(), wasmhost.WithCallScope(host.begin))
+	host := memhost.New() // storage and log; in gadgetd, the server's
+	gadget := rt.NewGadget(mod, host.Client(), wasmhost.WithCallScope(host.Begin))
 	defer gadget.Close()
 
 	main := gadget.Guest()

@@ -27,6 +27,7 @@ import (
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -51,7 +52,7 @@ type hostileWorld struct {
 // storage.
 type hostileBox struct {
 	gadget *wasmhost.Gadget
-	host   *memHost
+	host   *memhost.Host
 }
 
 func newHostileWorld(t *testing.T, opts ...wasmhost.Option) *hostileWorld {
@@ -85,8 +86,8 @@ func (w *hostileWorld) newBox(t *testing.T, pkg, name string) *hostileBox {
 		w.mods[pkg] = mod
 		t.Cleanup(func() { mod.Close(ctx) })
 	}
-	b := &hostileBox{host: newMemHost()}
-	b.gadget = w.rt.NewGadget(mod, b.host.client(), wasmhost.WithName(name), wasmhost.WithCallScope(b.host.begin))
+	b := &hostileBox{host: memhost.New()}
+	b.gadget = w.rt.NewGadget(mod, b.host.Client(), wasmhost.WithName(name), wasmhost.WithCallScope(b.host.Begin))
 	t.Cleanup(b.gadget.Close)
 	return b
 }
@@ -182,28 +183,18 @@ func goGuestCommand(session capnp.Client, cmd string) <-chan attackOutcome {
 }
 
 // waitLog waits until the gadget logged a line containing s.
-func (h *memHost) waitLog(t *testing.T, s string) {
+func waitLog(t *testing.T, h *memhost.Host, s string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		h.mu.Lock()
-		for _, l := range h.logs {
-			if strings.Contains(l, s) {
-				h.mu.Unlock()
-				return
-			}
-		}
-		h.mu.Unlock()
+	if !h.WaitLog(s, 10*time.Second) {
+		t.Fatalf("the gadget never logged %q", s)
 	}
-	t.Fatalf("the gadget never logged %q", s)
 }
 
 // maxHeld is the most memory the hostile guest's alloc command logged it
 // held, in MiB.
-func (h *memHost) maxHeld() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+func maxHeld(h *memhost.Host) int {
 	held := 0
-	for _, l := range h.logs {
+	for _, l := range h.Logs() {
 		var n int
 		if _, err := fmt.Sscanf(l, "alloc: holding %d MiB", &n); err == nil && n > held {
 			held = n
@@ -231,7 +222,7 @@ func (w *hostileWorld) attack(t *testing.T, b *hostileBox, session capnp.Client,
 	t.Helper()
 	ch := goGuestCommand(session, cmd)
 	if duringLog != "" {
-		b.host.waitLog(t, duringLog)
+		waitLog(t, b.host, duringLog)
 		w.bystanderServes(t)
 		select {
 		case r := <-ch:
@@ -449,9 +440,7 @@ func TestGuestCallingTheHostInATightLoopIsStoppedAtTheDeadline(t *testing.T) {
 	if r.elapsed < timeout || r.elapsed > timeout+2*time.Second {
 		t.Errorf("the looping call ended after %v, want about %v", r.elapsed, timeout)
 	}
-	b.host.mu.Lock()
-	n := len(b.host.logs)
-	b.host.mu.Unlock()
+	n := len(b.host.Logs())
 	t.Logf("the guest made %d host calls before its deadline", n)
 	b.recoversOnFreshInstance(t, id)
 }
@@ -472,7 +461,7 @@ func TestAllocatingPastTheMemoryLimitStopsOnlyThatInstance(t *testing.T) {
 	id := mustGuestCommand(t, s, "id")
 	r := w.attack(t, b, s, "alloc", "")
 	wantErr(t, "alloc", r.err, "hog ran out of memory (limit 32 MiB) and was stopped")
-	if held := b.host.maxHeld(); held < 1 || held >= 32 {
+	if held := maxHeld(b.host); held < 1 || held >= 32 {
 		t.Errorf("the guest held %d MiB before it was stopped, want between 1 and 32", held)
 	}
 	b.recoversOnFreshInstance(t, id)
@@ -570,13 +559,13 @@ func TestStorageWritesOfAFailedCallAreDiscarded(t *testing.T) {
 	s := b.open(t, "alice")
 	r := w.attack(t, b, s, "put-then-panic", "")
 	wantErr(t, "put-then-panic", r.err, "panic: hostile gadget panics after a storage write")
-	if v, ok := b.host.get("k1"); ok {
+	if v, ok := b.host.Get("k1"); ok {
 		t.Fatalf("storage holds k1 = %q written by a call that trapped", v)
 	}
 	s = b.open(t, "alice")
 	r = w.attack(t, b, s, "put-then-fail", "")
 	wantErr(t, "put-then-fail", r.err, "hostile gadget fails after a storage write")
-	if v, ok := b.host.get("k1"); ok {
+	if v, ok := b.host.Get("k1"); ok {
 		t.Fatalf("storage holds k1 = %q written by a call that failed", v)
 	}
 	if got := mustGuestCommand(t, s, "ok"); got != "ok" {
@@ -601,7 +590,7 @@ func TestStorageWritesOfAGuestThatDiesHandlingAReleaseAreDiscarded(t *testing.T)
 			t.Fatal("the instance survived trapping on a release")
 		}
 	}
-	if v, ok := b.host.get("release-key"); ok {
+	if v, ok := b.host.Get("release-key"); ok {
 		t.Fatalf("storage holds release-key = %q written by a release hook that trapped", v)
 	}
 	w.bystanderServes(t)
@@ -617,7 +606,7 @@ func TestStorageWritesOfAGuestThatDiesHandlingAReleaseAreDiscarded(t *testing.T)
 func TestStorageWritesOfAGuestThatDiesDuringInitAreDiscarded(t *testing.T) {
 	w := newHostileWorld(t)
 	b := w.newBox(t, hostilePkg, "badinit")
-	b.host.set("init-mode", []byte("put-then-panic")) // read by the guest's init
+	mustPut(t, b.host, "init-mode", []byte("put-then-panic")) // read by the guest's init
 	g := b.gadget.Guest()
 	defer g.Release()
 	for i := range 2 { // every call instantiates afresh, and fails the same way
@@ -628,11 +617,13 @@ func TestStorageWritesOfAGuestThatDiesDuringInitAreDiscarded(t *testing.T) {
 		cancel()
 		wantErr(t, fmt.Sprintf("open #%d", i+1), err, "badinit failed to start", "panic: hostile gadget panics during initialization after a storage write")
 	}
-	if v, ok := b.host.get("init-key"); ok {
+	if v, ok := b.host.Get("init-key"); ok {
 		t.Fatalf("storage holds init-key = %q written by an instance that died in init", v)
 	}
 	w.bystanderServes(t)
-	b.host.set("init-mode", nil)
+	if err := b.host.Delete("init-mode"); err != nil {
+		t.Fatal(err)
+	}
 	if got := mustGuestCommand(t, b.open(t, "alice"), "ok"); got != "ok" {
 		t.Fatalf("once init succeeds, ok = %q", got)
 	}
@@ -691,7 +682,7 @@ func TestForgedHostCapabilityIndicesAreRefused(t *testing.T) {
 	if got := mustGuestCommand(t, s, "forge-param:99"); got != "exception: unknown host capability index 99 (never granted, or already released)" {
 		t.Errorf("params naming forged index 99: the guest saw %q", got)
 	}
-	if v, ok := b.host.get("forged-param"); ok {
+	if v, ok := b.host.Get("forged-param"); ok {
 		t.Errorf("a call with a forged capability in its params reached storage: %q", v)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -718,10 +709,10 @@ func TestReleasedHostCapabilityIndexIsNeverReused(t *testing.T) {
 	if got != want {
 		t.Fatalf("stale scenario transcript:\n%s\nwant:\n%s", got, want)
 	}
-	if _, ok := b.host.get("stale-before"); !ok {
+	if _, ok := b.host.Get("stale-before"); !ok {
 		t.Error("the write before release is missing")
 	}
-	if v, ok := b.host.get("stale-after"); ok {
+	if v, ok := b.host.Get("stale-after"); ok {
 		t.Errorf("a write through a released index reached storage: %q", v)
 	}
 }
@@ -745,13 +736,13 @@ func TestGadgetCannotReachAnotherGadgetsCapabilities(t *testing.T) {
 	if got := mustGuestCommand(t, sb, "put:1:from-b"); got != "returned" {
 		t.Fatalf("B using its own index 1: %q", got)
 	}
-	if _, ok := a.host.get("from-b"); ok {
+	if _, ok := a.host.Get("from-b"); ok {
 		t.Fatal("B's write reached A's storage")
 	}
-	if _, ok := bb.host.get("from-b"); !ok {
+	if _, ok := bb.host.Get("from-b"); !ok {
 		t.Fatal("B's write through its own storage is missing")
 	}
-	if _, ok := a.host.get("grabbed"); !ok {
+	if _, ok := a.host.Get("grabbed"); !ok {
 		t.Fatal("A's own write is missing")
 	}
 }
@@ -869,7 +860,7 @@ func TestCallsPastTheQueueLimitFailFastWithErrOverloaded(t *testing.T) {
 	b := w.newBox(t, hostilePkg, "slow")
 	s := b.open(t, "alice")
 	slow := goGuestCommand(s, "sleep:1500")
-	b.host.waitLog(t, "sleep: started")
+	waitLog(t, b.host, "sleep: started")
 	const extra = 4
 	results := make(chan attackOutcome, extra)
 	for range extra {

@@ -11,6 +11,7 @@ import (
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/wasmhost"
 	"github.com/gadgetd/gadgetd/wasmhost/internal/testguests/benchguest/benchpb"
@@ -62,8 +63,8 @@ func TestLiveInstancesAreCappedEvictingLeastRecentlyUsed(t *testing.T) {
 	var gadgets [3]*wasmhost.Gadget
 	var sessions [3]counterpb.Counter
 	for i := range gadgets {
-		h := newMemHost()
-		gadgets[i] = rt.NewGadget(mod, h.client(), wasmhost.WithCallScope(h.begin))
+		h := memhost.New()
+		gadgets[i] = rt.NewGadget(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
 		defer gadgets[i].Close()
 		s := &sandbox{rt: rt, mod: mod, gadget: gadgets[i], host: h}
 		sessions[i] = counterpb.Counter(s.open(ctx))
@@ -136,7 +137,7 @@ func TestRevokedHostCapabilityFailsInsideTheGuest(t *testing.T) {
 	if err := hostCalls(); err != nil {
 		t.Fatal(err)
 	}
-	s.host.revokeAll()
+	s.host.RevokeAll(errors.New("gadget removed"))
 	err := hostCalls()
 	if err == nil || !strings.Contains(err.Error(), "capability revoked") || !strings.Contains(err.Error(), "gadget removed") {
 		t.Fatalf("call through a revoked capability: err = %v, want it revoked with the reason", err)
@@ -190,9 +191,7 @@ func TestCallFailsWhenItsWritesCannotBeCommitted(t *testing.T) {
 	s := newSandbox(t, counterPkg)
 	c := counterpb.Counter(s.open(ctx))
 	defer c.Release()
-	s.host.mu.Lock()
-	s.host.commitErr = errors.New("disk full")
-	s.host.mu.Unlock()
+	s.host.SetCommitErr(errors.New("disk full"))
 	_, err := countertest.Increment(ctx, c)
 	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "did not happen") {
 		t.Fatalf("increment with a failing commit: err = %v, want it to fail naming the commit error", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -54,7 +55,15 @@ type sandbox struct {
 	rt     *wasmhost.Runtime
 	mod    *wasmhost.Module
 	gadget *wasmhost.Gadget
-	host   *memHost
+	host   *memhost.Host
+}
+
+// mustPut writes key straight into the host's storage, as a gadget would.
+func mustPut(t *testing.T, h *memhost.Host, key string, value []byte) {
+	t.Helper()
+	if err := h.Put(key, value); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func newSandbox(t *testing.T, pkg string, opts ...wasmhost.Option) *sandbox {
@@ -71,8 +80,8 @@ func newSandbox(t *testing.T, pkg string, opts ...wasmhost.Option) *sandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sandbox{rt: rt, mod: mod, host: newMemHost()}
-	s.gadget = rt.NewGadget(mod, s.host.client(), wasmhost.WithName("test-gadget"), wasmhost.WithCallScope(s.host.begin))
+	s := &sandbox{rt: rt, mod: mod, host: memhost.New()}
+	s.gadget = rt.NewGadget(mod, s.host.Client(), wasmhost.WithName("test-gadget"), wasmhost.WithCallScope(s.host.Begin))
 	t.Cleanup(func() {
 		s.gadget.Close()
 		mod.Close(ctx)
@@ -111,7 +120,7 @@ func TestCounterStateLivesInHostStorage(t *testing.T) {
 			t.Fatalf("increment = %d, want %d", got, want)
 		}
 	}
-	if v, ok := s.host.get("value"); !ok || len(v) != 8 || v[7] != 3 {
+	if v, ok := s.host.Get("value"); !ok || len(v) != 8 || v[7] != 3 {
 		t.Fatalf("storage holds %v (found %v), want the counter value 3", v, ok)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/examples/notes/notespb"
+	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -28,7 +29,7 @@ type env struct {
 	t    *testing.T
 	rt   *wasmhost.Runtime
 	mod  *wasmhost.Module
-	host *testHost
+	host *memhost.Host
 }
 
 // shared is compiled once per test binary: compiling the module is the
@@ -66,12 +67,12 @@ func newEnv(t *testing.T, maxTotal int) *env {
 		}
 		shared.rt, shared.mod = rt, mod
 	}
-	return &env{t: t, rt: shared.rt, mod: shared.mod, host: newTestHost(maxTotal)}
+	return &env{t: t, rt: shared.rt, mod: shared.mod, host: memhost.New(memhost.WithMaxTotalBytes(maxTotal))}
 }
 
 // gadget starts a gadget on the env's host storage.
 func (e *env) gadget() *wasmhost.Gadget {
-	g := e.rt.NewGadget(e.mod, e.host.client(), wasmhost.WithName("notes"), wasmhost.WithCallScope(e.host.begin))
+	g := e.rt.NewGadget(e.mod, e.host.Client(), wasmhost.WithName("notes"), wasmhost.WithCallScope(e.host.Begin))
 	e.t.Cleanup(g.Close)
 	return g
 }
@@ -314,9 +315,9 @@ func sameIDs(a []uint32, b ...uint32) bool {
 }
 
 // userBytes is what the user's notes take in the host's committed storage.
-func userBytes(h *testHost, userID string) uint64 {
+func userBytes(h *memhost.Host, userID string) uint64 {
 	n := 0
-	for k, v := range h.committed() {
+	for k, v := range h.Committed() {
 		if strings.HasPrefix(k, "u/"+url.PathEscape(userID)+"/n/") {
 			n += len(k) + len(v)
 		}
@@ -357,9 +358,9 @@ func TestAddGetListSearchUpdateRemove(t *testing.T) {
 		t.Fatalf("list(limit 2, after 2) = %v next %d, want [1] next 0", ids(page), next)
 	}
 	// A page reads only what it returns plus one note, not the whole list.
-	base := e.host.listedEntries()
+	base := e.host.ListedEntries()
 	mustList(t, s, 1, 0)
-	if n := e.host.listedEntries() - base; n > 2 {
+	if n := e.host.ListedEntries() - base; n > 2 {
 		t.Fatalf("list(limit 1) read %d notes from storage, want at most 2", n)
 	}
 
@@ -504,7 +505,7 @@ func TestUsersNeverSeeEachOthersNotes(t *testing.T) {
 	}
 
 	// Every key bob's session wrote is under bob's prefix.
-	for k := range e.host.committed() {
+	for k := range e.host.Committed() {
 		if !strings.HasPrefix(k, "u/alice/") && !strings.HasPrefix(k, "u/bob/") {
 			t.Fatalf("unexpected key %q", k)
 		}
@@ -630,7 +631,7 @@ func TestValidation(t *testing.T) {
 
 // seed writes n notes for userID straight into the host's storage, in the
 // layout main.go documents, as if the gadget had added them.
-func seed(t *testing.T, h *testHost, userID string, n int) {
+func seed(t *testing.T, h *memhost.Host, userID string, n int) {
 	t.Helper()
 	prefix := "u/" + url.PathEscape(userID) + "/"
 	var bytes uint64
@@ -654,7 +655,7 @@ func seed(t *testing.T, h *testHost, userID string, n int) {
 			t.Fatal(err)
 		}
 		key := fmt.Sprintf("%sn/%08x", prefix, ^id)
-		if err := h.set(key, b); err != nil {
+		if err := h.Put(key, b); err != nil {
 			t.Fatal(err)
 		}
 		bytes += uint64(len(key) + len(b))
@@ -662,7 +663,7 @@ func seed(t *testing.T, h *testHost, userID string, n int) {
 	meta := binary.BigEndian.AppendUint32(nil, uint32(n)) // lastID
 	meta = binary.BigEndian.AppendUint32(meta, uint32(n)) // count
 	meta = binary.BigEndian.AppendUint64(meta, bytes)
-	if err := h.set(prefix+"meta", meta); err != nil {
+	if err := h.Put(prefix+"meta", meta); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -672,9 +673,9 @@ func TestStorageLayoutIsAsDocumented(t *testing.T) {
 	s := open(t, e.gadget(), "jo", schema.Role_owner)
 	n := mustAdd(t, s, "hello", "world")
 	mustAdd(t, s, "second", "")
-	b, ok := e.host.get("u/jo/n/fffffffe") // ^uint32(1)
+	b, ok := e.host.Get("u/jo/n/fffffffe") // ^uint32(1)
 	if !ok {
-		t.Fatalf("note 1 is not at u/jo/n/fffffffe; keys: %v", keysOf(e.host.committed()))
+		t.Fatalf("note 1 is not at u/jo/n/fffffffe; keys: %v", keysOf(e.host.Committed()))
 	}
 	msg, err := capnp.Unmarshal(b)
 	if err != nil {
@@ -687,12 +688,12 @@ func TestStorageLayoutIsAsDocumented(t *testing.T) {
 	if got := decode(t, root); got != n {
 		t.Fatalf("stored note 1 = %+v, want %+v", got, n)
 	}
-	meta, ok := e.host.get("u/jo/meta")
+	meta, ok := e.host.Get("u/jo/meta")
 	if !ok || len(meta) != 16 || binary.BigEndian.Uint32(meta[0:]) != 2 || binary.BigEndian.Uint32(meta[4:]) != 2 ||
 		binary.BigEndian.Uint64(meta[8:]) != userBytes(e.host, "jo") {
 		t.Fatalf("u/jo/meta = %x", meta)
 	}
-	if keys := keysOf(e.host.committed()); len(keys) != 3 {
+	if keys := keysOf(e.host.Committed()); len(keys) != 3 {
 		t.Fatalf("keys = %v, want two notes and meta", keys)
 	}
 
@@ -711,6 +712,15 @@ func keysOf(m map[string][]byte) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// size is what the data m takes: keys plus values, in bytes.
+func size(m map[string][]byte) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v)
+	}
+	return n
 }
 
 func TestPerUserNoteCap(t *testing.T) {
@@ -779,7 +789,7 @@ func TestStorageLimitReachesTheCallerAndChangesNothing(t *testing.T) {
 		"over its limit of 16384 bytes")
 
 	// The failed add left nothing behind: counts, bytes and storage agree.
-	beforeData := e.host.committed()
+	beforeData := e.host.Committed()
 	count, bytes := stats(t, s)
 	if int(count) != added || bytes != userBytes(e.host, "gina") || len(listAll(t, s)) != added {
 		t.Fatalf("after the failure: stats %d notes %d bytes, storage %d bytes, want %d notes", count, bytes, userBytes(e.host, "gina"), added)
@@ -822,7 +832,7 @@ func TestFailedAddLeavesNothingBehind(t *testing.T) {
 	s := open(t, e.gadget(), "x", schema.Role_owner)
 	_, err = add(t, s, "t", "b")
 	wantErr(t, "add whose second write is over the limit", err, "notes: storage limit reached, nothing was saved")
-	if keys := keysOf(e.host.committed()); len(keys) != 0 {
+	if keys := keysOf(e.host.Committed()); len(keys) != 0 {
 		t.Fatalf("a failed add left %v in storage", keys)
 	}
 	if c, b := stats(t, s); c != 0 || b != 0 {
