@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/rpc"
@@ -60,3 +62,17 @@ func (c *Conn) Close() error {
 
 // Done is closed when the connection ends.
 func (c *Conn) Done() <-chan struct{} { return c.rpc.Done() }
+
+// FromEnv reads where and as whom command-line clients connect:
+// $GADGETD_ADDR (default DefaultAddr) and $GADGETD_TOKEN, which must be set.
+func FromEnv() (addr, token string, err error) {
+	token = os.Getenv("GADGETD_TOKEN")
+	if token == "" {
+		return "", "", errors.New("GADGETD_TOKEN is not set (get one from `gadgetd user add NAME` or `gadgetd serve --dev`)")
+	}
+	addr = os.Getenv("GADGETD_ADDR")
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	return addr, token, nil
+}

@@ -13,7 +13,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -48,20 +47,11 @@ var conformanceGuests = []struct {
 // have it: a missing tool fails the test rather than skipping it).
 func buildWATGuest(t *testing.T) []byte {
 	t.Helper()
-	tool, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Fatalf("wat2wasm is not installed, so the hand-written WAT guest cannot be built: install the Debian package wabt (scripts/deps.sh does) (%v)", err)
-	}
-	out := filepath.Join(t.TempDir(), "watguest.wasm")
-	cmd := exec.Command(tool, filepath.Join("internal", "testguests", "watguest", "guest.wat"), "-o", out)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm internal/testguests/watguest/guest.wat: %v\n%s", err, msg)
-	}
-	wasm, err := os.ReadFile(out)
+	src, err := os.ReadFile(filepath.Join("internal", "testguests", "watguest", "guest.wat"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return wasm
+	return wat(t, string(src))
 }
 
 // conformanceChecks run against each guest. Every check gets a fresh gadget

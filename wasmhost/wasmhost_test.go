@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -195,28 +193,6 @@ func TestCompileRefusesModulesThatAreNotGuests(t *testing.T) {
 	}
 }
 
-// assembleWAT turns WebAssembly text into a module with wabt's wat2wasm.
-func assembleWAT(t *testing.T, src string) []byte {
-	t.Helper()
-	tool, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Fatalf("wat2wasm is not installed (Debian package wabt; scripts/deps.sh installs it): %v", err)
-	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "m.wat"), filepath.Join(dir, "m.wasm")
-	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if msg, err := exec.Command(tool, in, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm: %v\n%s", err, msg)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // A module with the required exports, plus extra.
 const guestShell = `(module %s
   (memory (export "memory") 1)
@@ -238,7 +214,7 @@ func TestCompileRefusesImportsTheHostCannotSatisfy(t *testing.T) {
 		{"wrong WASI signature", `(import "wasi_snapshot_preview1" "fd_write" (func (param i32) (result i32)))`, "fd_write with signature"},
 		{"foreign module", `(import "env" "abort" (func))`, `only "wasi_snapshot_preview1" and "gadgetd" are provided`},
 	} {
-		wasm := assembleWAT(t, fmt.Sprintf(guestShell, tc.imports))
+		wasm := wat(t, fmt.Sprintf(guestShell, tc.imports))
 		_, err := rt.Compile(ctx, wasm)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Compile error = %v, want one containing %q", tc.name, err, tc.want)
@@ -246,10 +222,10 @@ func TestCompileRefusesImportsTheHostCannotSatisfy(t *testing.T) {
 	}
 	// The shell itself is a valid guest, so each refusal above is the
 	// import's doing.
-	if _, err := rt.Compile(ctx, assembleWAT(t, fmt.Sprintf(guestShell, ""))); err != nil {
+	if _, err := rt.Compile(ctx, wat(t, fmt.Sprintf(guestShell, ""))); err != nil {
 		t.Fatalf("the minimal guest shell does not compile: %v", err)
 	}
-	imported := assembleWAT(t, `(module (import "env" "memory" (memory 1)) (export "memory" (memory 0))
+	imported := wat(t, `(module (import "env" "memory" (memory 1)) (export "memory" (memory 0))
   (func (export "_initialize"))
   (func (export "gadgetd_alloc") (param i32) (result i32) i32.const 0)
   (func (export "gadgetd_deliver") (param i32 i32) (result i64) i64.const 0))`)

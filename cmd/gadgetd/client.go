@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -26,13 +24,9 @@ func withClient(args []string, minArgs, maxArgs int, stdout io.Writer,
 	if err != nil {
 		return err
 	}
-	token := os.Getenv("GADGETD_TOKEN")
-	if token == "" {
-		return errors.New("GADGETD_TOKEN is not set (get one from `gadgetd user add NAME` or `gadgetd serve --dev`)")
-	}
-	addr := os.Getenv("GADGETD_ADDR")
-	if addr == "" {
-		addr = client.DefaultAddr
+	addr, token, err := client.FromEnv()
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
 	defer cancel()

@@ -35,13 +35,9 @@ func main() {
 func run(verb, id string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	addr := os.Getenv("GADGETD_ADDR")
-	if addr == "" {
-		addr = client.DefaultAddr
-	}
-	token := os.Getenv("GADGETD_TOKEN")
-	if token == "" {
-		return fmt.Errorf("GADGETD_TOKEN is not set (make run prints one)")
+	addr, token, err := client.FromEnv()
+	if err != nil {
+		return err
 	}
 	conn, err := client.Dial(ctx, addr)
 	if err != nil {
