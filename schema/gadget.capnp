@@ -55,7 +55,9 @@ interface Host {
 
   storage @0 () -> (storage :Storage);
   # The gadget's private, durable key-value store. See Storage for limits and
-  # transaction semantics.
+  # transaction semantics. The capability stays valid for the life of the
+  # instance: keep it rather than asking again (the Go SDK's guest.Storage
+  # does), which saves a round trip across the sandbox boundary per use.
 
   log @1 (level :LogLevel, text :Text);
   # Appends a line to the gadget's log, which its owner reads with

@@ -124,50 +124,33 @@ func (c *counter) notify(ctx context.Context, v int64) {
 	c.listeners = kept
 }
 
-// withStorage calls f with the gadget's storage and releases it afterwards:
-// every capability a gadget holds occupies a slot in its instance's table
-// until released.
-func withStorage(ctx context.Context, f func(schema.Storage) error) error {
-	res, release := guest.Host().Storage(ctx, nil)
-	defer release()
-	s := res.Storage()
-	defer s.Release()
-	return f(s)
-}
-
-func load(ctx context.Context) (v int64, err error) {
-	err = withStorage(ctx, func(s schema.Storage) error {
-		f, release := s.Get(ctx, func(p schema.Storage_get_Params) error {
-			return p.SetKey(valueKey)
-		})
-		defer release()
-		res, err := f.Struct()
-		if err != nil {
-			return fmt.Errorf("reading the counter: %w", err)
-		}
-		if !res.Found() {
-			return nil
-		}
-		b, err := res.Value()
-		if err != nil || len(b) != 8 {
-			return fmt.Errorf("reading the counter: stored value is corrupt")
-		}
-		v = int64(binary.BigEndian.Uint64(b))
-		return nil
+func load(ctx context.Context) (int64, error) {
+	f, release := guest.Storage(ctx).Get(ctx, func(p schema.Storage_get_Params) error {
+		return p.SetKey(valueKey)
 	})
-	return v, err
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return 0, fmt.Errorf("reading the counter: %w", err)
+	}
+	if !res.Found() {
+		return 0, nil
+	}
+	b, err := res.Value()
+	if err != nil || len(b) != 8 {
+		return 0, fmt.Errorf("reading the counter: stored value is corrupt")
+	}
+	return int64(binary.BigEndian.Uint64(b)), nil
 }
 
 func store(ctx context.Context, v int64) error {
-	return withStorage(ctx, func(s schema.Storage) error {
-		f, release := s.Put(ctx, func(p schema.Storage_put_Params) error {
-			if err := p.SetKey(valueKey); err != nil {
-				return err
-			}
-			return p.SetValue(binary.BigEndian.AppendUint64(nil, uint64(v)))
-		})
-		defer release()
-		_, err := f.Struct()
-		return err
+	f, release := guest.Storage(ctx).Put(ctx, func(p schema.Storage_put_Params) error {
+		if err := p.SetKey(valueKey); err != nil {
+			return err
+		}
+		return p.SetValue(binary.BigEndian.AppendUint64(nil, uint64(v)))
 	})
+	defer release()
+	_, err := f.Struct()
+	return err
 }

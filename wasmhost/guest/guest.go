@@ -41,6 +41,27 @@ func Host() schema.Host {
 	return schema.Host(capnp.NewClient(&importHook{index: 0}))
 }
 
+// storage caches the gadget's Storage for the instance's life.
+var storage schema.Storage
+
+// Storage returns the gadget's private storage (Host.storage), asking the
+// host once per instance and keeping the capability: every later use saves a
+// round trip across the sandbox boundary. The capability is borrowed; do not
+// release it. If the host refuses, the returned capability fails every call
+// with the host's error, and the next Storage call asks again.
+func Storage(ctx context.Context) schema.Storage {
+	if storage.IsValid() {
+		return storage
+	}
+	f, release := Host().Storage(ctx, nil)
+	defer release()
+	if _, err := f.Struct(); err != nil {
+		return schema.Storage(capnp.ErrorClient(err))
+	}
+	storage = f.Storage().AddRef()
+	return storage
+}
+
 // deliver runs one frame the host sent into the guest and returns the
 // encoded answer (nil for frames that need none).
 func deliver(b []byte) []byte {

@@ -31,13 +31,8 @@ type bench struct{}
 
 func (bench) Noop(context.Context, benchpb.Bench_noop) error { return nil }
 
-var storage schema.Storage
-
 func (bench) HostCalls(ctx context.Context, call benchpb.Bench_hostCalls) error {
-	if !storage.IsValid() {
-		f, _ := guest.Host().Storage(ctx, nil)
-		storage = f.Storage().AddRef()
-	}
+	storage := guest.Storage(ctx)
 	for i := uint32(0); i < call.Args().N(); i++ {
 		f, release := storage.Get(ctx, func(p schema.Storage_get_Params) error { return p.SetKey("k") })
 		_, err := f.Struct()
