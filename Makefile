@@ -53,6 +53,7 @@ help:
 	@echo "make fmt           gofmt -w every Go file"
 	@echo "make interop       only the C++ interop test"
 	@echo "make bench         run the benchmarks and compare with DESIGN.md targets"
+	@echo "make soak          fuzz the frame decoder and the guarded RPC transport (FUZZTIME=5m each)"
 	@echo "make clean         remove build outputs (keeps ./gadgetd-data)"
 
 .PHONY: deps
@@ -130,6 +131,14 @@ interop: deps
 bench:
 	@mkdir -p bin
 	$(GO) run ./internal/cmd/benchreport -count $(COUNT) -benchtime $(BENCHTIME) | tee bin/bench.txt
+
+# Longer runs than make test affords. make test replays each fuzz target's
+# seeds and saved crashers; soak fuzzes for FUZZTIME each.
+FUZZTIME ?= 5m
+.PHONY: soak
+soak:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeNeverPanics$$' -fuzztime $(FUZZTIME) ./wasmhost/internal/frame/
+	$(GO) test -run '^$$' -fuzz '^FuzzGuardedConnSurvivesArbitraryBytes$$' -fuzztime $(FUZZTIME) ./server/internal/rpcguard/
 
 .PHONY: clean
 clean:

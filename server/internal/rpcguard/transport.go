@@ -122,6 +122,10 @@ func (l Limits) withDefaults() Limits {
 // bound.
 var ErrLimit = errors.New("peer exceeded a connection limit")
 
+// ErrProtocol is wrapped by every error that closes a connection for a
+// protocol violation that go-capnp v3.1.0-alpha.2 would not survive.
+var ErrProtocol = errors.New("peer broke the Cap'n Proto RPC protocol")
+
 // answerState tracks one of the peer's questions until both halves are done.
 type answerState uint8
 
@@ -270,6 +274,13 @@ func (t *Transport) inspect(m rpccp.Message) (verdict, refusal, error) {
 		if err != nil {
 			return deliver, refusal{}, nil // rpc.Conn reports malformed messages itself
 		}
+		if selfPipelined(call) {
+			// rpc.Conn registers the answer before resolving the target,
+			// finds the call's own answer without a pipeline caller and
+			// dereferences nil in a library goroutine: the process dies
+			// (found by FuzzGuardedConnSurvivesArbitraryBytes).
+			return deliver, refusal{}, fmt.Errorf("%w: call %d is pipelined onto its own answer", ErrProtocol, call.QuestionId())
+		}
 		refsRejected, pipeErr, err := t.checkCall(call)
 		if err != nil {
 			return deliver, refusal{}, err
@@ -396,6 +407,16 @@ func (t *Transport) checkCall(call rpccp.Call) (refsRejected bool, pipeErr, err 
 	}
 	r, perr, err := t.checkPayload(params)
 	return refsRejected || r, firstErr(pipeErr, perr), err
+}
+
+// selfPipelined reports whether call targets the answer to itself.
+func selfPipelined(call rpccp.Call) bool {
+	target, err := call.Target()
+	if err != nil || target.Which() != rpccp.MessageTarget_Which_promisedAnswer {
+		return false
+	}
+	pa, err := target.PromisedAnswer()
+	return err == nil && pa.QuestionId() == call.QuestionId()
 }
 
 func firstErr(a, b error) error {

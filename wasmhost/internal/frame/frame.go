@@ -146,6 +146,9 @@ func Describe(p abi.Payload, describe func(capnp.Client) (Ref, error)) error {
 // and copied. resolve turns one descriptor into a client (it must return an
 // owned reference or an error).
 func Resolve(p abi.Payload, lim Limits, resolve func(Ref) (capnp.Client, error)) error {
+	if !p.IsValid() {
+		return nil // a null payload: no content, no capabilities
+	}
 	caps, err := CapTable(p, lim)
 	if err != nil {
 		return err
