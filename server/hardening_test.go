@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,5 +166,30 @@ func TestServerDropsAnOversizedMessageAndServesOthers(t *testing.T) {
 	binary.LittleEndian.PutUint32(hdr[4:], (64<<20)/8) // 64 MiB, over the 32 MiB default
 	nc.Write(hdr[:])
 	requireHangUp(t, nc)
+	h.requireServing(t, token)
+}
+
+// TestCyclicParamsDoNotCrashTheServer sends a gadget session a call whose
+// params hold a pointer to themselves. The sandbox copies params into a
+// message of its own; an unbounded copy would recurse until the stack
+// overflows, which no recover can catch. The copy must stop at go-capnp's
+// depth limit instead.
+func TestCyclicParamsDoNotCrashTheServer(t *testing.T) {
+	h := start(t, t.TempDir())
+	token := h.token("alice")
+	g, _ := create(t, h.login(t, token), "counter")
+	counter := session(t, g)
+	ctx := testCtx(t)
+	ans, release := capnp.Client(counter).SendCall(ctx, capnp.Send{
+		Method:   capnp.Method{InterfaceID: counterpb.Counter_TypeID, MethodID: 0, InterfaceName: "Counter", MethodName: "increment"},
+		ArgsSize: capnp.ObjectSize{DataSize: 8, PointerCount: 1},
+		PlaceArgs: func(p capnp.Struct) error {
+			return p.SetPtr(0, p.ToPtr()) // same message: a pointer, not a copy
+		},
+	})
+	defer release()
+	if _, err := ans.Struct(); err == nil || !strings.Contains(err.Error(), "depth limit") {
+		t.Fatalf("cyclic params: err = %v, want the copy stopped at the depth limit", err)
+	}
 	h.requireServing(t, token)
 }

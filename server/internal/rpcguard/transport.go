@@ -360,8 +360,16 @@ func (t *Transport) inspect(m rpccp.Message) (verdict, refusal, error) {
 			}
 		}
 		return deliver, refusal{}, nil
+
+	case rpccp.Message_Which_release, rpccp.Message_Which_abort:
+		return deliver, refusal{}, nil
 	}
-	return deliver, refusal{}, nil
+	// Anything else (level 3 messages, types from a newer protocol) rpc.Conn
+	// would echo back as "unimplemented" by copying the whole message, and
+	// that copy has no depth limit: a message whose pointers form a cycle
+	// overflows the stack and kills the process (found by
+	// FuzzGuardedConnSurvivesArbitraryBytes). gadgetd speaks level 1 only.
+	return deliver, refusal{}, fmt.Errorf("%w: unsupported message type %v", ErrProtocol, m.Which())
 }
 
 // admit decides whether a new question from the peer may proceed.
