@@ -136,8 +136,7 @@ func (s *session) Add(ctx context.Context, call notespb.Notes_add) error {
 	if err != nil {
 		return err
 	}
-	st := openStorage(ctx)
-	defer st.Release()
+	st := guest.Storage(ctx)
 	m, err := s.loadMeta(ctx, st)
 	if err != nil {
 		return err
@@ -164,33 +163,16 @@ func (s *session) Add(ctx context.Context, call notespb.Notes_add) error {
 	if err := s.saveMeta(ctx, st, m); err != nil {
 		return err
 	}
-	res, err := call.AllocResults()
-	if err != nil {
-		return err
-	}
-	out, err := res.NewNote()
-	if err != nil {
-		return err
-	}
-	return n.fill(out)
+	return returnNote(call.AllocResults, &n)
 }
 
 func (s *session) Get(ctx context.Context, call notespb.Notes_get) error {
-	st := openStorage(ctx)
-	defer st.Release()
+	st := guest.Storage(ctx)
 	n, _, err := s.loadNote(ctx, st, call.Args().Id())
 	if err != nil {
 		return err
 	}
-	res, err := call.AllocResults()
-	if err != nil {
-		return err
-	}
-	out, err := res.NewNote()
-	if err != nil {
-		return err
-	}
-	return n.fill(out)
+	return returnNote(call.AllocResults, n)
 }
 
 func (s *session) Update(ctx context.Context, call notespb.Notes_update) error {
@@ -201,8 +183,7 @@ func (s *session) Update(ctx context.Context, call notespb.Notes_update) error {
 	if err != nil {
 		return err
 	}
-	st := openStorage(ctx)
-	defer st.Release()
+	st := guest.Storage(ctx)
 	n, oldSize, err := s.loadNote(ctx, st, call.Args().Id())
 	if err != nil {
 		return err
@@ -225,23 +206,14 @@ func (s *session) Update(ctx context.Context, call notespb.Notes_update) error {
 	if err := s.saveMeta(ctx, st, m); err != nil {
 		return err
 	}
-	res, err := call.AllocResults()
-	if err != nil {
-		return err
-	}
-	out, err := res.NewNote()
-	if err != nil {
-		return err
-	}
-	return n.fill(out)
+	return returnNote(call.AllocResults, n)
 }
 
 func (s *session) Remove(ctx context.Context, call notespb.Notes_remove) error {
 	if !s.canWrite {
 		return errReadOnly
 	}
-	st := openStorage(ctx)
-	defer st.Release()
+	st := guest.Storage(ctx)
 	n, size, err := s.loadNote(ctx, st, call.Args().Id())
 	if err != nil {
 		return err
@@ -266,8 +238,7 @@ func (s *session) List(ctx context.Context, call notespb.Notes_list) error {
 	if err != nil {
 		return err
 	}
-	st := openStorage(ctx)
-	defer st.Release()
+	st := guest.Storage(ctx)
 	notes, next, err := s.scan(ctx, st, call.Args().After(), limit, nil)
 	if err != nil {
 		return err
@@ -301,8 +272,7 @@ func (s *session) Search(ctx context.Context, call notespb.Notes_search) error {
 	match := func(n *note) bool {
 		return strings.Contains(strings.ToLower(n.title), q) || strings.Contains(strings.ToLower(n.body), q)
 	}
-	st := openStorage(ctx)
-	defer st.Release()
+	st := guest.Storage(ctx)
 	notes, next, err := s.scan(ctx, st, call.Args().After(), limit, match)
 	if err != nil {
 		return err
@@ -316,8 +286,7 @@ func (s *session) Search(ctx context.Context, call notespb.Notes_search) error {
 }
 
 func (s *session) Stats(ctx context.Context, call notespb.Notes_stats) error {
-	st := openStorage(ctx)
-	defer st.Release()
+	st := guest.Storage(ctx)
 	m, err := s.loadMeta(ctx, st)
 	if err != nil {
 		return err
@@ -521,6 +490,19 @@ func decodeNote(b []byte) (*note, error) {
 	return n, nil
 }
 
+// returnNote answers a method whose results are one note.
+func returnNote[R interface{ NewNote() (notespb.Note, error) }](alloc func() (R, error), n *note) error {
+	res, err := alloc()
+	if err != nil {
+		return err
+	}
+	out, err := res.NewNote()
+	if err != nil {
+		return err
+	}
+	return n.fill(out)
+}
+
 func (n *note) fill(out notespb.Note) error {
 	out.SetId(n.id)
 	out.SetCreatedAt(n.created)
@@ -561,12 +543,6 @@ func entrySize(key string, val []byte) uint64 { return uint64(len(key) + len(val
 
 // Storage access. Each session call fetches the storage capability once and
 // releases it when done.
-
-func openStorage(ctx context.Context) schema.Storage {
-	f, release := guest.Host().Storage(ctx, nil)
-	defer release()
-	return f.Storage().AddRef()
-}
 
 func get(ctx context.Context, st schema.Storage, key string) ([]byte, bool, error) {
 	f, release := st.Get(ctx, func(p schema.Storage_get_Params) error { return p.SetKey(key) })
