@@ -78,9 +78,6 @@ func (g *Gadget) instantiate() (*instance, error) {
 		imports:    map[uint32]importEntry{0: {client: capnp.Client(g.host).AddRef(), trusted: true}},
 		nextImport: 1,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), g.rt.cfg.callTimeout)
-	defer cancel()
-	ctx = context.WithValue(ctx, instanceKey{}, inst)
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: many instances of one module coexist
 		WithArgs("gadget").
@@ -95,30 +92,26 @@ func (g *Gadget) instantiate() (*instance, error) {
 		WithSysNanosleep().
 		WithRandSource(rand.Reader)
 	// The guest's initialization (_initialize: the Go runtime and its init
-	// functions) may call the host like any call may: give it the call's
-	// context and a call scope of its own, so its storage writes commit
+	// functions) may call the host like any call may: it runs as a call,
+	// with a deadline and a scope of its own, so its storage writes commit
 	// only if it starts.
-	inst.ctx = ctx
+	exit := inst.enter()
 	inst.beginScope()
-	mod, err := g.rt.wz.InstantiateModule(ctx, g.mod.cm, cfg)
-	inst.ctx = nil
+	mod, err := g.rt.wz.InstantiateModule(inst.ctx, g.mod.cm, cfg)
+	if err != nil && (inst.fatal == nil || !errors.Is(err, inst.fatal)) {
+		err = inst.explain(inst.ctx, "failed to start", err)
+	}
 	if err == nil {
 		err = inst.checkQuiescent()
 	}
+	_, err = inst.finish(capnp.Struct{}, err, true)
+	exit()
 	if err != nil {
 		if mod != nil {
 			mod.Close(context.Background())
 		}
-		if inst.fatal == nil || !errors.Is(err, inst.fatal) {
-			err = inst.explain(ctx, "failed to start", err)
-		}
 		inst.close(err)
 		return nil, err
-	}
-	if err := inst.endScope(nil); err != nil {
-		mod.Close(context.Background())
-		inst.close(err)
-		return nil, fmt.Errorf("%s failed to start: %w", g.cfg.name, err)
 	}
 	inst.mod = mod
 	inst.mem = mod.Memory()
@@ -127,13 +120,20 @@ func (g *Gadget) instantiate() (*instance, error) {
 	return inst, nil
 }
 
+// enter starts a top-level call: the context every export and host function
+// of the call sees, with the call's deadline. The returned function ends it.
+func (inst *instance) enter() (exit func()) {
+	ctx, cancel := context.WithTimeout(context.Background(), inst.g.rt.cfg.callTimeout)
+	inst.ctx = context.WithValue(ctx, instanceKey{}, inst)
+	return func() {
+		cancel()
+		inst.ctx = nil
+	}
+}
+
 // deliverTop runs one top-level call to completion and replies to it.
 func (inst *instance) deliverTop(d *delivery) {
-	ctx, cancel := context.WithTimeout(context.Background(), inst.g.rt.cfg.callTimeout)
-	defer cancel()
-	inst.ctx = context.WithValue(ctx, instanceKey{}, inst)
-	defer func() { inst.ctx = nil }()
-
+	defer inst.enter()()
 	inst.beginScope()
 	content, err := inst.deliver(d)
 	if qerr := inst.checkQuiescent(); qerr != nil {
@@ -308,10 +308,7 @@ func (inst *instance) invoke(b []byte) ([]byte, error) {
 
 // releaseExport tells the guest the host dropped export index.
 func (inst *instance) releaseExport(index uint32) {
-	ctx, cancel := context.WithTimeout(context.Background(), inst.g.rt.cfg.callTimeout)
-	defer cancel()
-	inst.ctx = context.WithValue(ctx, instanceKey{}, inst)
-	defer func() { inst.ctx = nil }()
+	defer inst.enter()()
 	f, err := frame.New()
 	if err != nil {
 		return
