@@ -3,8 +3,11 @@
 // lent into a gadget's sandbox, fails with ErrRevoked at once, and the
 // wrapped capability is released.
 //
-// gadgetd uses it for everything it can take back: storage of a removed
-// gadget, bindings that are unbound, shares that are revoked.
+// It is the mechanism meant for what gadgetd grants and later takes back
+// (bindings that are unbound, shares that are revoked; the gatekeeper and
+// sharing work). Today only the test host (internal/memhost) uses it, to
+// prove that a revoked host capability fails inside a guest; the server's
+// storage of a removed gadget is cut off by its own closed flag.
 package revocable
 
 import (

@@ -73,8 +73,8 @@ func unmarshal(b []byte) (*capnp.Message, error) {
 	return capnp.Unmarshal(b)
 }
 
-// CapTable returns p's descriptors, refusing more than lim allows.
-func CapTable(p abi.Payload, lim Limits) (abi.CapDescriptor_List, error) {
+// capTable returns p's descriptors, refusing more than lim allows.
+func capTable(p abi.Payload, lim Limits) (abi.CapDescriptor_List, error) {
 	caps, err := p.CapTable()
 	if err != nil {
 		return abi.CapDescriptor_List{}, fmt.Errorf("malformed cap table: %w", err)
@@ -149,7 +149,7 @@ func Resolve(p abi.Payload, lim Limits, resolve func(Ref) (capnp.Client, error))
 	if !p.IsValid() {
 		return nil // a null payload: no content, no capabilities
 	}
-	caps, err := CapTable(p, lim)
+	caps, err := capTable(p, lim)
 	if err != nil {
 		return err
 	}
