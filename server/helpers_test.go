@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -52,7 +53,12 @@ type harness struct {
 func start(t testing.TB, dir string, opts ...server.Option) *harness {
 	t.Helper()
 	ctx := context.Background()
-	opts = append([]server.Option{server.WithWasmOptions(wasmhost.WithCompilationCacheDir(compileCache))}, opts...)
+	opts = append([]server.Option{
+		server.WithWasmOptions(wasmhost.WithCompilationCacheDir(compileCache)),
+		// Warnings (a connection the server aborted, and why) go to the
+		// test binary's stderr, so a failure on CI can be diagnosed.
+		server.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+	}, opts...)
 	srv, err := server.Open(ctx, dir, opts...)
 	if err != nil {
 		t.Fatal(err)
