@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,7 +116,7 @@ func (s *Server) start(nc net.Conn) {
 	}
 	conn := rpc.NewConn(NewTransport(nc, s.lim), &rpc.Options{
 		BootstrapClient: s.bootstrap.AddRef(),
-		Logger:          s.logger,
+		Logger:          connLogger{s.logger.With("remote", nc.RemoteAddr().String())},
 	})
 	s.conns[conn] = struct{}{}
 	s.wg.Add(1)
@@ -128,6 +129,32 @@ func (s *Server) start(nc net.Conn) {
 		delete(s.conns, conn)
 		s.mu.Unlock()
 	}()
+}
+
+// connLogger is the rpc.Logger of one connection. Every line names the peer,
+// and the errors rpc.Conn reports when a peer simply goes away (it closed its
+// connection, or hung up) are debug lines: a server sees thousands of them,
+// and at error level they drown the errors that matter.
+type connLogger struct{ *slog.Logger }
+
+func (l connLogger) Error(msg string, args ...any) {
+	if isOrdinaryDisconnect(msg) {
+		l.Logger.Debug(msg, args...)
+		return
+	}
+	l.Logger.Error(msg, args...)
+}
+
+// isOrdinaryDisconnect reports whether an error line of rpc.Conn says only
+// that the peer went away. go-capnp reports these errors as text alone, so
+// the text is all there is to go by: a client's Close sends an abort that
+// says "connection closed"; a peer that hangs up ends the stream (EOF) or
+// resets it.
+func isOrdinaryDisconnect(msg string) bool {
+	return strings.HasSuffix(msg, "remote abort: connection closed") ||
+		strings.HasSuffix(msg, "EOF") || // io.EOF, io.ErrUnexpectedEOF
+		strings.HasSuffix(msg, "connection reset by peer") ||
+		strings.HasSuffix(msg, "broken pipe")
 }
 
 // ConnCount reports how many connections are open.
