@@ -152,9 +152,6 @@ func (s *Server) install(ctx context.Context, bp store.Blueprint, replace bool) 
 		}
 		return bp, err
 	}
-	if err := s.schemas.add(bp.SchemaNodes); err != nil {
-		return bp, fmt.Errorf("blueprint %s %s: schema: %w", bp.Name, bp.Version, err)
-	}
 	s.setModule(blueprintKey{bp.Owner, bp.Name, bp.Version}, mod)
 	return installed, nil
 }

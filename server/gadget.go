@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"capnproto.org/go/capnp/v3"
-
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server/internal/store"
 )
@@ -45,14 +43,13 @@ func (g *gadgetCap) Info(ctx context.Context, call schema.Gadget_info) error {
 	return fillGadgetInfo(info, rec, owner.Name, g.role)
 }
 
-// Open asks the guest for a session and returns without waiting for it: the
-// result holds a promise, so a client's calls on the session travel in the
-// same round trip as open() itself and queue here until the guest answers.
-//
-// The promise is a local one that we fulfill with our own reference to the
-// session, not the pipelined client of the guest's answer: go-capnp may
-// deliver a call through a snapshot of that pipelined client after its
-// answer's results were released, and then reads freed memory.
+// Open asks the guest for a session and answers with it once the guest has.
+// It never answers with a promise: go-capnp would queue a client's
+// pipelined calls on it, and dies on the queue when the promise breaks (an
+// overloaded or crashing guest). A call pipelined onto the session instead
+// waits in the transport until this answer is sent (see rpcguard), then goes
+// straight to the session, still in one network round trip. call.Go lets
+// the capability's other calls run meanwhile.
 func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
 	rec, err := g.record(ctx)
 	if err != nil {
@@ -62,44 +59,34 @@ func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
 	if err != nil {
 		return err
 	}
-	res, err := call.AllocResults()
-	if err != nil {
-		return err
-	}
+	call.Go()
 	guest := lg.sandbox.Guest()
 	defer guest.Release()
-	// The guest call must outlive this handler, which returns at once, and
-	// the client's Finish, which cancels ctx; wasmhost bounds it with its own
-	// call timeout.
-	ans, release := guest.Open(context.WithoutCancel(ctx), func(p schema.Guest_open_Params) error {
+	ans, release := guest.Open(ctx, func(p schema.Guest_open_Params) error {
 		caller, err := p.NewCaller()
 		if err != nil {
 			return err
 		}
 		caller.SetRole(g.role)
-		if err := caller.SetUserId(g.user.ID); err != nil {
+		if err := caller.SetUserId(g.s.pseudonym(g.id, g.user.ID)); err != nil {
 			return err
 		}
 		return caller.SetUserName(g.user.Name)
 	})
-	session, resolver := capnp.NewLocalPromise[capnp.Client]()
-	go func() {
-		defer release()
-		opened, err := ans.Struct()
-		if err != nil {
-			resolver.Reject(err)
-			return
-		}
-		session := opened.Session()
-		if !session.IsValid() {
-			// Fulfilling with null would let calls queued on the promise
-			// reach go-capnp's nil-PipelineCaller crash.
-			resolver.Reject(fmt.Errorf("gadget %q returned no session from Guest.open", g.id))
-			return
-		}
-		resolver.Fulfill(session.AddRef())
-	}()
-	return res.SetSession(session)
+	defer release()
+	opened, err := ans.Struct()
+	if err != nil {
+		return err
+	}
+	session := opened.Session()
+	if !session.IsValid() {
+		return fmt.Errorf("gadget %q returned no session from Guest.open", g.id)
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetSession(session.AddRef())
 }
 
 func (g *gadgetCap) blueprint(ctx context.Context) (store.Blueprint, error) {

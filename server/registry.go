@@ -62,9 +62,6 @@ func (s *Server) module(ctx context.Context, k blueprintKey) (*wasmhost.Module, 
 	if err != nil {
 		return nil, fmt.Errorf("loading blueprint %s %s: %w", k.name, k.version, err)
 	}
-	if err := s.schemas.add(bp.SchemaNodes); err != nil {
-		return nil, fmt.Errorf("blueprint %s %s: schema: %w", k.name, k.version, err)
-	}
 	mod, err := s.rt.Compile(ctx, bp.Wasm)
 	if err != nil {
 		return nil, fmt.Errorf("blueprint %s %s: %w", k.name, k.version, err)

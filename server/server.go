@@ -34,12 +34,12 @@ const (
 
 // Server is one gadgetd kernel over one data directory.
 type Server struct {
-	cfg     config
-	store   store.Store
-	rt      *wasmhost.Runtime
-	schemas *schemaIndex
+	cfg   config
+	store store.Store
+	rt    *wasmhost.Runtime
 
-	rpc *rpcguard.Server // set by Open, never changed
+	rpc          *rpcguard.Server // set by Open, never changed
+	pseudonymKey []byte           // set by Open, never changed
 
 	mu      sync.Mutex
 	closed  bool
@@ -57,6 +57,10 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
+	pseudonymKey, err := loadOrCreateKey(filepath.Join(dir, pseudonymKeyFile))
+	if err != nil {
+		return nil, err
+	}
 	st, err := store.Open(filepath.Join(dir, storeFile))
 	if err != nil {
 		return nil, err
@@ -68,16 +72,14 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:     cfg,
-		store:   st,
-		rt:      rt,
-		schemas: newSchemaIndex(),
-		modules: make(map[blueprintKey]*moduleEntry),
-		live:    make(map[string]*liveGadget),
+		cfg:          cfg,
+		pseudonymKey: pseudonymKey,
+		store:        st,
+		rt:           rt,
+		modules:      make(map[blueprintKey]*moduleEntry),
+		live:         make(map[string]*liveGadget),
 	}
-	lim := cfg.conn
-	lim.CheckPipeline = s.schemas.check
-	s.rpc = rpcguard.NewServer(capnp.Client(s.Gateway()), cfg.maxConns, lim, cfg.logger)
+	s.rpc = rpcguard.NewServer(capnp.Client(s.Gateway()), cfg.maxConns, cfg.conn, cfg.logger)
 	return s, nil
 }
 

@@ -2,19 +2,34 @@ package rpcguard
 
 // Design: a Transport sits between one net.Conn and one rpc.Conn.
 //
-// rpc.Conn runs exactly two goroutines against a transport: a receive
+// Goroutines. rpc.Conn runs two goroutines against a transport: a receive
 // goroutine that calls RecvMessage in a loop, and a send goroutine that calls
-// Send on the messages it built. This file adds no goroutine of its own.
+// Send on the messages it built. The Transport adds one more, the reader,
+// started by the first RecvMessage: it decodes messages off the wire, checks
+// them against Limits and files each one as ready (for RecvMessage to hand to
+// rpc.Conn), held (see below), swallowed, or answered with an exception it
+// writes itself. RecvMessage only takes ready messages, in order. All state
+// is guarded by mu; cond wakes RecvMessage when a message becomes ready and
+// the reader when there is room again. codec.mu serializes the two writers
+// of the stream (the send goroutine and the reader's own exceptions).
 //
-//   - RecvMessage runs on the receive goroutine. It decodes the next message,
-//     checks its counts against Limits, and either hands it to rpc.Conn,
-//     answers it itself (a call over the in-flight limit gets an "overloaded"
-//     exception and never reaches rpc.Conn), swallows it (the Finish for such
-//     a call), or fails, which makes rpc.Conn abort and close the connection.
-//   - Send runs on the send goroutine, except for the exceptions RecvMessage
-//     writes itself; codec.mu serializes the two writers on the stream.
-//   - answers (the peer's questions we have not both returned and seen
-//     finished) is touched by both goroutines and guarded by mu.
+// Holding. go-capnp v3.1.0-alpha.2 queues a call that names an answer still
+// being computed (a pipelined call) in an AnswerQueue, and when that answer
+// arrives it dereferences a nil PipelineCaller for every queued call whose
+// target cannot take it: a field that is not a capability, a null or broken
+// capability, a rejected promise. The panic is in a library goroutine and
+// kills the process. Whether a target can take a call is decided by content
+// we do not control (a guest's answer, a blueprint's schema), so instead of
+// judging targets the Transport makes sure rpc.Conn never queues: a message
+// that names one of the peer's questions whose answer has not been sent yet
+// (a call or disembargo aimed at it, a capability descriptor pointing into
+// it) is held until the Return for that question goes out through Send, and
+// only then handed to rpc.Conn, which by then resolves the target from the
+// results it has in hand. A Finish for a held call is held behind the call.
+// Pipelining still costs the client one round trip: the server, not the
+// network, does the waiting. Held messages keep their relative order when
+// they name a common question (E-order); messages that name nothing held go
+// ahead.
 //
 // Deadlines: every read of a message's first byte waits at most IdleTimeout;
 // once a message has started, all of it must arrive within MessageTimeout
@@ -28,7 +43,6 @@ import (
 	"sync"
 	"time"
 
-	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/rpc/transport"
 	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 )
@@ -46,8 +60,8 @@ type Limits struct {
 	// answer, which the RPC layer also walks.
 	MaxPipelineOps int
 	// MaxInFlight bounds the peer's calls (and bootstraps) the server is
-	// still working on. Past it a call is answered with an "overloaded"
-	// exception without reaching the RPC layer.
+	// still working on, held ones included. Past it a call is answered with
+	// an "overloaded" exception without reaching the RPC layer.
 	MaxInFlight int
 	// MaxOpenAnswers bounds answers the server holds for the peer: running
 	// ones plus returned ones the peer has not finished yet. It is far above
@@ -62,16 +76,6 @@ type Limits struct {
 	MessageTimeout time.Duration
 	// WriteTimeout bounds each outgoing message write.
 	WriteTimeout time.Duration
-
-	// CheckPipeline, if set, vets the pipeline path of a call aimed at a
-	// field of an answer the peer is still waiting for: iface and method
-	// name the call that answer belongs to, path lists the pointer indices
-	// followed. An error rejects the call with that error before it reaches
-	// the RPC layer. go-capnp v3.1.0-alpha.2 panics, killing the process,
-	// when a call queued on an unresolved answer lands on a field that turns
-	// out not to be a capability; the server supplies its schemas here so
-	// such calls never get queued.
-	CheckPipeline func(iface uint64, method uint16, path []uint16) error
 }
 
 // DefaultLimits returns the limits a server uses when nothing is configured.
@@ -126,56 +130,88 @@ var ErrLimit = errors.New("peer exceeded a connection limit")
 // protocol violation that go-capnp v3.1.0-alpha.2 would not survive.
 var ErrProtocol = errors.New("peer broke the Cap'n Proto RPC protocol")
 
-// answerState tracks one of the peer's questions until both halves are done.
+// answerState tracks one of the peer's questions until it is done.
 type answerState uint8
 
 const (
-	answerReturned answerState = 1 << iota
-	answerFinished
+	answerHeld     answerState = 1 << iota // admitted, not yet handed to rpc.Conn
+	answerReturned                         // rpc.Conn sent its Return
+	answerFinished                         // the peer sent its Finish
 )
-
-// answer is what the transport remembers about one of the peer's questions.
-type answer struct {
-	state     answerState
-	bootstrap bool   // a Bootstrap, whose answer is a capability, not a struct
-	iface     uint64 // the call's interface and method, for CheckPipeline
-	method    uint16
-}
 
 // rejectedSlack times MaxInFlight bounds how many refused calls may await
 // their Finish before the peer counts as hostile (a few bytes each; go-capnp
 // clients send each Finish 250 ms late).
 const rejectedSlack = 64
 
+// readAhead bounds the messages the reader decodes before rpc.Conn takes
+// them, so a peer cannot make the server buffer its whole send window.
+const readAhead = 16
+
 // Transport is a transport.Transport over a net.Conn that enforces Limits.
 type Transport struct {
 	inner transport.Transport
 	lim   Limits
+	start sync.Once
 
 	mu       sync.Mutex
-	answers  map[uint32]answer   // the peer's questions rpc.Conn holds an answer for
-	running  int                 // answers not yet returned
-	rejected map[uint32]struct{} // questions we answered ourselves; their Finish is ours to swallow
+	cond     *sync.Cond
+	answers  map[uint32]answerState // the peer's questions, from admission until returned and finished
+	running  int                    // answers not yet returned
+	rejected map[uint32]struct{}    // questions we answered ourselves; their Finish is ours to swallow
+	held     []*heldMessage         // messages rpc.Conn must not see yet, in arrival order
+	ready    []transport.IncomingMessage
+	readErr  error // why the reader stopped; RecvMessage returns it once ready is empty
+	closed   bool
+}
+
+// heldMessage is an incoming message waiting for questions it names.
+type heldMessage struct {
+	in   transport.IncomingMessage
+	refs []ref
+}
+
+// ref is something a message names that can order it behind held messages:
+// one of the peer's questions, or one of our exports.
+type ref struct {
+	kind refKind
+	id   uint32
+}
+
+type refKind uint8
+
+const (
+	// refAnswer names the answer to a question: the message may reach
+	// rpc.Conn once rpc.Conn knows the question and has sent its Return.
+	refAnswer refKind = iota
+	// refFinish is a question's Finish: rpc.Conn must know the question.
+	refFinish
+	// refExport names one of our exports (a call target, a capability
+	// passed back, a Release). It never holds a message by itself, but a
+	// Release must not overtake a held message that still uses the export.
+	refExport
+)
+
+// same reports whether a and b name the same thing, for ordering.
+func (a ref) same(b ref) bool {
+	return a.id == b.id && (a.kind == refExport) == (b.kind == refExport)
 }
 
 // NewTransport wraps conn. Closing the transport closes conn.
 func NewTransport(conn net.Conn, lim Limits) *Transport {
 	lim = lim.withDefaults()
-	c := &codec{conn: conn, lim: lim}
-	c.reader = deadlineReader{conn: conn, messageTimeout: lim.MessageTimeout}
-	c.dec = capnp.NewDecoder(&c.reader)
-	c.dec.MaxMessageSize = lim.MaxMessageSize
-	c.enc = capnp.NewEncoder(conn)
-	return &Transport{
-		inner:    transport.New(c),
+	t := &Transport{
+		inner:    transport.New(newCodec(conn, lim)),
 		lim:      lim,
-		answers:  make(map[uint32]answer),
+		answers:  make(map[uint32]answerState),
 		rejected: make(map[uint32]struct{}),
 	}
+	t.cond = sync.NewCond(&t.mu)
+	return t
 }
 
 // NewMessage allocates an outgoing message; sending a Return through it
-// settles the answer it returns.
+// settles the answer it returns and releases what was held behind it.
 func (t *Transport) NewMessage() (transport.OutgoingMessage, error) {
 	out, err := t.inner.NewMessage()
 	if err != nil {
@@ -184,14 +220,31 @@ func (t *Transport) NewMessage() (transport.OutgoingMessage, error) {
 	return &outgoing{OutgoingMessage: out, t: t}, nil
 }
 
-// Close closes the connection.
-func (t *Transport) Close() error { return t.inner.Close() }
+// Close closes the connection and drops every message rpc.Conn has not taken.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	held, ready := t.held, t.ready
+	t.held, t.ready = nil, nil
+	t.cond.Broadcast()
+	t.mu.Unlock()
+	for _, h := range held {
+		h.in.Release()
+	}
+	for _, in := range ready {
+		in.Release()
+	}
+	return t.inner.Close()
+}
 
 type outgoing struct {
 	transport.OutgoingMessage
 	t *Transport
 }
 
+// Send writes the message. A Return is recorded first: rpc.Conn has already
+// marked the answer's results ready, so from here on it resolves calls that
+// name the answer without queueing them.
 func (o *outgoing) Send() error {
 	if m := o.Message(); m.Which() == rpccp.Message_Which_return {
 		if ret, err := m.Return(); err == nil {
@@ -201,31 +254,202 @@ func (o *outgoing) Send() error {
 	return o.OutgoingMessage.Send()
 }
 
-// settle records half of an answer's completion and forgets it once both
-// halves happened.
+// settle records that question id was returned or finished, forgets it once
+// both happened, and releases held messages that were waiting for it.
 func (t *Transport) settle(id uint32, half answerState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	a, ok := t.answers[id]
+	st, ok := t.answers[id]
 	if !ok {
 		return
 	}
-	if half == answerReturned && a.state&answerReturned == 0 {
+	if half == answerReturned && st&answerReturned == 0 {
 		t.running--
 	}
-	a.state |= half
-	if a.state == answerReturned|answerFinished {
+	st |= half
+	if st&(answerReturned|answerFinished) == answerReturned|answerFinished {
 		delete(t.answers, id)
 	} else {
-		t.answers[id] = a
+		t.answers[id] = st
+	}
+	if half == answerReturned {
+		t.releaseHeld()
 	}
 }
 
-// verdict is what RecvMessage does with one inspected message.
+// RecvMessage returns the next message rpc.Conn may see. When the reader has
+// stopped (the peer left, or broke a limit, which wraps ErrLimit) it returns
+// why, and rpc.Conn closes the connection.
+func (t *Transport) RecvMessage() (transport.IncomingMessage, error) {
+	t.start.Do(func() { go t.read() })
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for len(t.ready) == 0 && t.readErr == nil && !t.closed {
+		t.cond.Wait()
+	}
+	if len(t.ready) == 0 {
+		if t.readErr != nil {
+			return nil, t.readErr
+		}
+		return nil, net.ErrClosed
+	}
+	in := t.ready[0]
+	t.ready[0] = nil
+	t.ready = t.ready[1:]
+	t.cond.Broadcast() // room for the reader
+	return in, nil
+}
+
+// read is the reader goroutine: it decodes and files messages until the
+// connection fails or closes.
+func (t *Transport) read() {
+	for {
+		t.mu.Lock()
+		for len(t.ready) >= readAhead && !t.closed {
+			t.cond.Wait()
+		}
+		closed := t.closed
+		t.mu.Unlock()
+		if closed {
+			return
+		}
+		in, err := t.inner.RecvMessage()
+		if err == nil {
+			err = t.file(in)
+		}
+		if err != nil {
+			t.mu.Lock()
+			t.readErr = err
+			t.cond.Broadcast()
+			t.mu.Unlock()
+			return
+		}
+	}
+}
+
+// file decides the fate of one incoming message.
+func (t *Transport) file(in transport.IncomingMessage) error {
+	v, ref, refs, err := t.inspect(in.Message())
+	if err != nil {
+		in.Release()
+		return err
+	}
+	switch v {
+	case swallow:
+		in.Release()
+		return nil
+	case reject:
+		in.Release()
+		return t.sendException(ref)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		in.Release()
+		return nil
+	}
+	if !t.mayPass(refs, t.held) {
+		if len(t.held) >= t.lim.MaxInFlight+t.lim.MaxOpenAnswers {
+			in.Release()
+			return fmt.Errorf("%w: %d messages wait for answers that have not returned", ErrLimit, len(t.held))
+		}
+		t.held = append(t.held, &heldMessage{in: in, refs: refs})
+		return nil
+	}
+	t.pass(in)
+	return nil
+}
+
+// pass makes in ready for rpc.Conn. A call or bootstrap it carries is from
+// now on known to rpc.Conn. The caller holds mu.
+func (t *Transport) pass(in transport.IncomingMessage) {
+	if id, ok := questionOf(in.Message()); ok {
+		if st, known := t.answers[id]; known && st&answerHeld != 0 {
+			t.answers[id] = st &^ answerHeld
+		}
+	}
+	t.ready = append(t.ready, in)
+	t.cond.Broadcast()
+}
+
+// mayPass reports whether a message naming refs may go to rpc.Conn now:
+// every question it names is known to rpc.Conn and returned (or, for its
+// Finish, known), and none of the messages in before, which stay held,
+// names any of the same things. The caller holds mu.
+func (t *Transport) mayPass(refs []ref, before []*heldMessage) bool {
+	for _, r := range refs {
+		for _, h := range before {
+			if h.names(r) {
+				return false
+			}
+		}
+		if r.kind == refExport {
+			continue
+		}
+		st, known := t.answers[r.id]
+		switch {
+		case !known:
+			// rpc.Conn answers for questions it never heard of (or
+			// already forgot) without queueing anything.
+		case st&answerHeld != 0:
+			return false
+		case r.kind == refAnswer && st&answerReturned == 0:
+			return false
+		}
+	}
+	return true
+}
+
+func (h *heldMessage) names(r ref) bool {
+	for _, hr := range h.refs {
+		if hr.same(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseHeld passes every held message whose questions are now settled, in
+// order, keeping behind each one that stays held everything that names a
+// question it names. Passing a call can settle a Finish held behind it, so
+// it repeats until nothing moves. The caller holds mu.
+func (t *Transport) releaseHeld() {
+	for moved := true; moved && !t.closed; {
+		moved = false
+		kept := t.held[:0]
+		for _, h := range t.held {
+			if t.mayPass(h.refs, kept) {
+				t.pass(h.in)
+				moved = true
+				continue
+			}
+			kept = append(kept, h)
+		}
+		clear(t.held[len(kept):])
+		t.held = kept
+	}
+}
+
+// questionOf returns the id of the question a call or bootstrap asks.
+func questionOf(m rpccp.Message) (uint32, bool) {
+	switch m.Which() {
+	case rpccp.Message_Which_call:
+		if c, err := m.Call(); err == nil {
+			return c.QuestionId(), true
+		}
+	case rpccp.Message_Which_bootstrap:
+		if b, err := m.Bootstrap(); err == nil {
+			return b.QuestionId(), true
+		}
+	}
+	return 0, false
+}
+
+// verdict is what the reader does with one inspected message.
 type verdict int
 
 const (
-	deliver verdict = iota // hand it to rpc.Conn
+	deliver verdict = iota // hand it to rpc.Conn, now or once what it names is settled
 	swallow                // drop it: it concerns a question rpc.Conn never saw
 	reject                 // answer it with an exception ourselves
 )
@@ -237,67 +461,41 @@ type refusal struct {
 	reason string
 }
 
-// RecvMessage returns the next message that is within limits. A message past
-// a bound returns an error wrapping ErrLimit, and rpc.Conn closes the
-// connection.
-func (t *Transport) RecvMessage() (transport.IncomingMessage, error) {
-	for {
-		in, err := t.inner.RecvMessage()
-		if err != nil {
-			return nil, err
-		}
-		v, ref, err := t.inspect(in.Message())
-		if err != nil {
-			in.Release()
-			return nil, err
-		}
-		switch v {
-		case deliver:
-			return in, nil
-		case swallow:
-			in.Release()
-		case reject:
-			in.Release()
-			if err := t.sendException(ref); err != nil {
-				return nil, err
-			}
-		}
-	}
-}
-
 // inspect checks m against the limits and decides its fate. For reject it
-// also returns what to answer.
-func (t *Transport) inspect(m rpccp.Message) (verdict, refusal, error) {
+// also returns what to answer; for deliver, the questions m names.
+func (t *Transport) inspect(m rpccp.Message) (verdict, refusal, []ref, error) {
+	var refs refCollector
 	switch m.Which() {
 	case rpccp.Message_Which_call:
 		call, err := m.Call()
 		if err != nil {
-			return deliver, refusal{}, nil // rpc.Conn reports malformed messages itself
+			return deliver, refusal{}, nil, nil // rpc.Conn reports malformed messages itself
 		}
 		if selfPipelined(call) {
 			// rpc.Conn registers the answer before resolving the target,
 			// finds the call's own answer without a pipeline caller and
 			// dereferences nil in a library goroutine: the process dies
 			// (found by FuzzGuardedConnSurvivesArbitraryBytes).
-			return deliver, refusal{}, fmt.Errorf("%w: call %d is pipelined onto its own answer", ErrProtocol, call.QuestionId())
+			return deliver, refusal{}, nil, fmt.Errorf("%w: call %d is pipelined onto its own answer", ErrProtocol, call.QuestionId())
 		}
-		refsRejected, pipeErr, err := t.checkCall(call)
-		if err != nil {
-			return deliver, refusal{}, err
+		if err := t.checkCall(call, &refs); err != nil {
+			return deliver, refusal{}, nil, err
 		}
-		return t.admit(call.QuestionId(), answer{iface: call.InterfaceId(), method: call.MethodId()}, refsRejected, pipeErr)
+		v, ref, err := t.admit(call.QuestionId(), refs.rejected)
+		return v, ref, refs.refs, err
 
 	case rpccp.Message_Which_bootstrap:
 		b, err := m.Bootstrap()
 		if err != nil {
-			return deliver, refusal{}, nil
+			return deliver, refusal{}, nil, nil
 		}
-		return t.admit(b.QuestionId(), answer{bootstrap: true}, false, nil)
+		v, ref, err := t.admit(b.QuestionId(), false)
+		return v, ref, nil, err
 
 	case rpccp.Message_Which_finish:
 		fin, err := m.Finish()
 		if err != nil {
-			return deliver, refusal{}, nil
+			return deliver, refusal{}, nil, nil
 		}
 		id := fin.QuestionId()
 		t.mu.Lock()
@@ -305,87 +503,102 @@ func (t *Transport) inspect(m rpccp.Message) (verdict, refusal, error) {
 		delete(t.rejected, id)
 		t.mu.Unlock()
 		if ours {
-			return swallow, refusal{}, nil
+			return swallow, refusal{}, nil, nil
 		}
 		t.settle(id, answerFinished)
-		return deliver, refusal{}, nil
+		return deliver, refusal{}, []ref{{kind: refFinish, id: id}}, nil
 
 	case rpccp.Message_Which_return:
 		ret, err := m.Return()
 		if err != nil || ret.Which() != rpccp.Return_Which_results {
-			return deliver, refusal{}, nil
+			return deliver, refusal{}, nil, nil
 		}
 		payload, err := ret.Results()
 		if err != nil {
-			return deliver, refusal{}, nil
+			return deliver, refusal{}, nil, nil
 		}
-		_, _, err = t.checkPayload(payload)
-		return deliver, refusal{}, err
+		err = t.checkPayload(payload, &refs)
+		return deliver, refusal{}, refs.refs, err
 
 	case rpccp.Message_Which_resolve:
 		res, err := m.Resolve()
 		if err != nil || res.Which() != rpccp.Resolve_Which_cap {
-			return deliver, refusal{}, nil
+			return deliver, refusal{}, nil, nil
 		}
 		desc, err := res.Cap()
 		if err != nil {
-			return deliver, refusal{}, nil
+			return deliver, refusal{}, nil, nil
 		}
-		_, _, err = t.checkCapDescriptor(desc)
-		return deliver, refusal{}, err
+		switch desc.Which() {
+		case rpccp.CapDescriptor_Which_receiverHosted, rpccp.CapDescriptor_Which_receiverAnswer:
+			// rpc.Conn embargoes calls on a promise that resolves to one
+			// of our own capabilities in an AnswerQueue, with the crash
+			// described at the top of this file when that capability
+			// cannot take them. No gadgetd client needs to export a
+			// promise of the server's own objects back to it.
+			return deliver, refusal{}, nil, fmt.Errorf("%w: resolving promise %d to a capability the server hosts is not supported", ErrProtocol, res.PromiseId())
+		}
+		return deliver, refusal{}, nil, nil
 
 	case rpccp.Message_Which_disembargo:
 		d, err := m.Disembargo()
 		if err != nil {
-			return deliver, refusal{}, nil
+			return deliver, refusal{}, nil, nil
 		}
 		target, err := d.Target()
 		if err != nil {
-			return deliver, refusal{}, nil
+			return deliver, refusal{}, nil, nil
 		}
-		_, _, err = t.checkTarget(target)
-		return deliver, refusal{}, err
+		err = t.checkTarget(target, &refs)
+		return deliver, refusal{}, refs.refs, err
 
 	case rpccp.Message_Which_unimplemented:
 		// The peer echoes one of our messages back; rpc.Conn parses it, so
-		// it gets the same bounds, without any bookkeeping.
+		// it gets the same bounds. It names our questions, not the peer's.
 		echoed, err := m.Unimplemented()
 		if err != nil {
-			return deliver, refusal{}, nil
+			return deliver, refusal{}, nil, nil
 		}
 		if echoed.Which() == rpccp.Message_Which_call {
 			if call, err := echoed.Call(); err == nil {
-				_, _, err = t.checkCall(call)
-				return deliver, refusal{}, err
+				return deliver, refusal{}, nil, t.checkCall(call, &refCollector{})
 			}
 		}
-		return deliver, refusal{}, nil
+		return deliver, refusal{}, nil, nil
 
-	case rpccp.Message_Which_release, rpccp.Message_Which_abort:
-		return deliver, refusal{}, nil
+	case rpccp.Message_Which_release:
+		rel, err := m.Release()
+		if err != nil {
+			return deliver, refusal{}, nil, nil
+		}
+		return deliver, refusal{}, []ref{{kind: refExport, id: rel.Id()}}, nil
+
+	case rpccp.Message_Which_abort:
+		return deliver, refusal{}, nil, nil
 	}
 	// Anything else (level 3 messages, types from a newer protocol) rpc.Conn
 	// would echo back as "unimplemented" by copying the whole message, and
 	// that copy has no depth limit: a message whose pointers form a cycle
 	// overflows the stack and kills the process (found by
 	// FuzzGuardedConnSurvivesArbitraryBytes). gadgetd speaks level 1 only.
-	return deliver, refusal{}, fmt.Errorf("%w: unsupported message type %v", ErrProtocol, m.Which())
+	return deliver, refusal{}, nil, fmt.Errorf("%w: unsupported message type %v", ErrProtocol, m.Which())
 }
 
 // admit decides whether a new question from the peer may proceed.
-func (t *Transport) admit(id uint32, a answer, refsRejected bool, pipeErr error) (verdict, refusal, error) {
+func (t *Transport) admit(id uint32, refsRejected bool) (verdict, refusal, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ref := refusal{qid: id, typ: rpccp.Exception_Type_overloaded}
 	switch {
 	case refsRejected:
 		ref.typ, ref.reason = rpccp.Exception_Type_failed, "pipelined onto a call that was refused"
-	case pipeErr != nil:
-		ref.typ, ref.reason = rpccp.Exception_Type_failed, pipeErr.Error()
 	case t.running >= t.lim.MaxInFlight || len(t.answers) >= t.lim.MaxOpenAnswers:
 		ref.reason = fmt.Sprintf("connection overloaded: at most %d calls in flight and %d unfinished answers", t.lim.MaxInFlight, t.lim.MaxOpenAnswers)
 	default:
-		t.answers[id] = a
+		if _, dup := t.answers[id]; dup {
+			return deliver, refusal{}, fmt.Errorf("%w: question %d is already in use", ErrProtocol, id)
+		}
+		t.answers[id] = answerHeld
 		t.running++
 		return deliver, refusal{}, nil
 	}
@@ -399,22 +612,26 @@ func (t *Transport) admit(id uint32, a answer, refsRejected bool, pipeErr error)
 	return reject, ref, nil
 }
 
-// checkCall bounds a call's target and parameters. It reports whether the
-// call depends on a question we rejected (such a call must be rejected too,
-// because rpc.Conn has never heard of that question) and whether
-// CheckPipeline refuses one of its pipeline paths.
-func (t *Transport) checkCall(call rpccp.Call) (refsRejected bool, pipeErr, err error) {
+// refCollector gathers the questions a message names while its parts are
+// checked, and whether one of them is a question we rejected (rpc.Conn has
+// never heard of it, so the message must be rejected too).
+type refCollector struct {
+	refs     []ref
+	rejected bool
+}
+
+// checkCall bounds a call's target and parameters.
+func (t *Transport) checkCall(call rpccp.Call, refs *refCollector) error {
 	if target, err := call.Target(); err == nil {
-		if refsRejected, pipeErr, err = t.checkTarget(target); err != nil {
-			return false, nil, err
+		if err := t.checkTarget(target, refs); err != nil {
+			return err
 		}
 	}
 	params, err := call.Params()
 	if err != nil {
-		return refsRejected, pipeErr, nil
+		return nil
 	}
-	r, perr, err := t.checkPayload(params)
-	return refsRejected || r, firstErr(pipeErr, perr), err
+	return t.checkPayload(params, refs)
 }
 
 // selfPipelined reports whether call targets the answer to itself.
@@ -427,87 +644,63 @@ func selfPipelined(call rpccp.Call) bool {
 	return err == nil && pa.QuestionId() == call.QuestionId()
 }
 
-func firstErr(a, b error) error {
-	if a != nil {
-		return a
+func (t *Transport) checkTarget(target rpccp.MessageTarget, refs *refCollector) error {
+	if target.Which() == rpccp.MessageTarget_Which_importedCap {
+		refs.refs = append(refs.refs, ref{kind: refExport, id: target.ImportedCap()})
+		return nil
 	}
-	return b
-}
-
-func (t *Transport) checkTarget(target rpccp.MessageTarget) (refsRejected bool, pipeErr, err error) {
 	if target.Which() != rpccp.MessageTarget_Which_promisedAnswer {
-		return false, nil, nil
+		return nil
 	}
 	pa, err := target.PromisedAnswer()
 	if err != nil {
-		return false, nil, nil
+		return nil
 	}
-	return t.checkPromisedAnswer(pa)
+	return t.checkPromisedAnswer(pa, refs)
 }
 
-func (t *Transport) checkPromisedAnswer(pa rpccp.PromisedAnswer) (refsRejected bool, pipeErr, err error) {
-	ops, err := pa.Transform()
-	if err != nil {
-		return false, nil, nil
+func (t *Transport) checkPromisedAnswer(pa rpccp.PromisedAnswer, refs *refCollector) error {
+	if ops, err := pa.Transform(); err == nil && ops.Len() > t.lim.MaxPipelineOps {
+		return fmt.Errorf("%w: pipeline path of %d steps is longer than the limit of %d", ErrLimit, ops.Len(), t.lim.MaxPipelineOps)
 	}
-	if ops.Len() > t.lim.MaxPipelineOps {
-		return false, nil, fmt.Errorf("%w: pipeline path of %d steps is longer than the limit of %d", ErrLimit, ops.Len(), t.lim.MaxPipelineOps)
-	}
-	var path []uint16
-	for i := 0; i < ops.Len(); i++ {
-		if op := ops.At(i); op.Which() == rpccp.PromisedAnswer_Op_Which_getPointerField {
-			path = append(path, op.GetPointerField())
-		}
-	}
+	id := pa.QuestionId()
 	t.mu.Lock()
-	_, refsRejected = t.rejected[pa.QuestionId()]
-	a, known := t.answers[pa.QuestionId()]
+	_, rejected := t.rejected[id]
 	t.mu.Unlock()
-	// Only answers still running can queue calls; returned ones are
-	// resolved by rpc.Conn without the faulty queue.
-	if refsRejected || !known || a.state&answerReturned != 0 || len(path) == 0 {
-		return refsRejected, nil, nil
-	}
-	if a.bootstrap {
-		return false, errors.New("pipelined call names a field of the bootstrap capability, which has none"), nil
-	}
-	if t.lim.CheckPipeline != nil {
-		pipeErr = t.lim.CheckPipeline(a.iface, a.method, path)
-	}
-	return false, pipeErr, nil
+	refs.rejected = refs.rejected || rejected
+	refs.refs = append(refs.refs, ref{kind: refAnswer, id: id})
+	return nil
 }
 
-func (t *Transport) checkPayload(p rpccp.Payload) (refsRejected bool, pipeErr, err error) {
+func (t *Transport) checkPayload(p rpccp.Payload, refs *refCollector) error {
 	if !p.HasCapTable() {
-		return false, nil, nil
+		return nil
 	}
 	caps, err := p.CapTable()
 	if err != nil {
-		return false, nil, nil
+		return nil
 	}
 	if caps.Len() > t.lim.MaxCapTable {
-		return false, nil, fmt.Errorf("%w: capability table of %d entries is longer than the limit of %d", ErrLimit, caps.Len(), t.lim.MaxCapTable)
+		return fmt.Errorf("%w: capability table of %d entries is longer than the limit of %d", ErrLimit, caps.Len(), t.lim.MaxCapTable)
 	}
 	for i := 0; i < caps.Len(); i++ {
-		r, perr, err := t.checkCapDescriptor(caps.At(i))
-		if err != nil {
-			return false, nil, err
+		d := caps.At(i)
+		if d.Which() == rpccp.CapDescriptor_Which_receiverHosted {
+			refs.refs = append(refs.refs, ref{kind: refExport, id: d.ReceiverHosted()})
+			continue
 		}
-		refsRejected = refsRejected || r
-		pipeErr = firstErr(pipeErr, perr)
+		if d.Which() != rpccp.CapDescriptor_Which_receiverAnswer {
+			continue
+		}
+		pa, err := d.ReceiverAnswer()
+		if err != nil {
+			continue
+		}
+		if err := t.checkPromisedAnswer(pa, refs); err != nil {
+			return err
+		}
 	}
-	return refsRejected, pipeErr, nil
-}
-
-func (t *Transport) checkCapDescriptor(d rpccp.CapDescriptor) (refsRejected bool, pipeErr, err error) {
-	if d.Which() != rpccp.CapDescriptor_Which_receiverAnswer {
-		return false, nil, nil
-	}
-	pa, err := d.ReceiverAnswer()
-	if err != nil {
-		return false, nil, nil
-	}
-	return t.checkPromisedAnswer(pa)
+	return nil
 }
 
 // sendException answers a refused question. The default
@@ -533,68 +726,4 @@ func (t *Transport) sendException(ref refusal) error {
 		return err
 	}
 	return out.Send()
-}
-
-// codec frames messages on conn with size bounds and deadlines. Decode is
-// only called from the receive goroutine; Encode may be called from both
-// goroutines, so mu serializes writers.
-type codec struct {
-	conn   net.Conn
-	lim    Limits
-	reader deadlineReader
-	dec    *capnp.Decoder
-
-	mu  sync.Mutex
-	enc *capnp.Encoder
-}
-
-func (c *codec) Decode() (*capnp.Message, error) {
-	if err := c.reader.awaitMessage(c.lim.IdleTimeout); err != nil {
-		return nil, err
-	}
-	msg, err := c.dec.Decode()
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, fmt.Errorf("%w: %v", ErrLimit, err)
-		}
-		return nil, err
-	}
-	return msg, nil
-}
-
-func (c *codec) Encode(m *capnp.Message) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.conn.SetWriteDeadline(time.Now().Add(c.lim.WriteTimeout)); err != nil {
-		return err
-	}
-	return c.enc.Encode(m)
-}
-
-func (c *codec) Close() error { return c.conn.Close() }
-
-// deadlineReader gives the wait for a message's first byte one deadline and
-// the rest of the message another.
-type deadlineReader struct {
-	conn           net.Conn
-	messageTimeout time.Duration
-	started        bool
-}
-
-// awaitMessage arms the idle deadline for the next message.
-func (r *deadlineReader) awaitMessage(idle time.Duration) error {
-	r.started = false
-	return r.conn.SetReadDeadline(time.Now().Add(idle))
-}
-
-func (r *deadlineReader) Read(p []byte) (int, error) {
-	n, err := r.conn.Read(p)
-	if n > 0 && !r.started {
-		r.started = true
-		if derr := r.conn.SetReadDeadline(time.Now().Add(r.messageTimeout)); derr != nil && err == nil {
-			err = derr
-		}
-	}
-	return n, err
 }
