@@ -369,3 +369,77 @@ func TestConnectionLimitRefusesExtraConnectionsAndRecovers(t *testing.T) {
 	}
 	requireServesOthers(t, addr)
 }
+
+// A call pipelined onto an answer that is still running reaches rpc.Conn
+// only once that answer's Return is sent, so go-capnp never queues it (and
+// never dies in AnswerQueue.Fulfill when the answer turns out to hold no
+// capability there). Here the running answer is a gated increment, whose
+// results have no pointer field at all.
+func TestCallPipelinedOntoARunningAnswerWaitsForItsReturn(t *testing.T) {
+	gate := make(chan struct{})
+	addr, _ := serve(t, &plaincounter.Counter{Gate: gate}, 0, rpcguard.Limits{})
+	counter := dialCounter(t, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	inc, release := counter.Increment(ctx, nil)
+	defer release()
+	pipelined := make(chan error, 1)
+	go func() {
+		ans, release := inc.Field(0, nil).Client().SendCall(ctx, capnp.Send{
+			Method: capnp.Method{InterfaceID: counterpb.Counter_TypeID, MethodID: 1},
+		})
+		defer release()
+		_, err := ans.Struct()
+		pipelined <- err
+	}()
+	select {
+	case err := <-pipelined:
+		t.Fatalf("the pipelined call was answered (%v) before the answer it names returned", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(gate)
+	if _, err := inc.Struct(); err != nil {
+		t.Fatalf("increment: %v", err)
+	}
+	if err := <-pipelined; err == nil {
+		t.Errorf("a call pipelined onto a number succeeded")
+	}
+	requireServesOthers(t, addr)
+}
+
+// rpc.Conn embargoes calls on a peer's promise that resolves to one of the
+// server's own capabilities in an AnswerQueue, which has the same crash as a
+// pipelined call when that capability cannot take them; the transport closes
+// a connection that tries.
+func TestResolvingAPromiseToAServerCapabilityClosesOnlyThatConnection(t *testing.T) {
+	addr, _ := serve(t, &plaincounter.Counter{}, 0, rpcguard.Limits{})
+	for _, which := range []string{"receiverHosted", "receiverAnswer"} {
+		t.Run(which, func(t *testing.T) {
+			attacker := dialRaw(t, addr)
+			attacker.bootstrap(0)
+			attacker.send(func(m rpccp.Message) error {
+				res, err := m.NewResolve()
+				if err != nil {
+					return err
+				}
+				res.SetPromiseId(0)
+				desc, err := res.NewCap()
+				if err != nil {
+					return err
+				}
+				if which == "receiverHosted" {
+					desc.SetReceiverHosted(0)
+					return nil
+				}
+				pa, err := desc.NewReceiverAnswer()
+				pa.SetQuestionId(0)
+				return err
+			})
+			if reason := attacker.abortReason(5 * time.Second); !strings.Contains(reason, "capability the server hosts") {
+				t.Errorf("abort reason %q does not say why", reason)
+			}
+			requireServesOthers(t, addr)
+		})
+	}
+}
