@@ -12,17 +12,20 @@ package revocable
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"sync"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/exc"
 	"capnproto.org/go/capnp/v3/server"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
 )
 
-// ErrRevoked is the error calls on a revoked capability fail with.
-var ErrRevoked = errors.New("capability revoked")
+// ErrRevoked is the error calls on a revoked capability fail with. Its
+// Cap'n Proto exception type is disconnected: the capability is gone for
+// good, and a holder that still needs one must get a new one.
+var ErrRevoked error = exc.New(exc.Disconnected, "", "capability revoked")
 
 // Revoker cuts off one wrapped capability. Revoke is idempotent and safe for
 // concurrent use.
@@ -54,7 +57,9 @@ func (r *Revoker) Revoke(reason error) {
 	if r.reason == nil {
 		r.reason = ErrRevoked
 		if reason != nil {
-			r.reason = errors.Join(ErrRevoked, reason)
+			// Typed at the top: go-capnp reads the type off the error
+			// itself, not its chain.
+			r.reason = &exc.Exception{Type: exc.Disconnected, Cause: fmt.Errorf("%w: %w", ErrRevoked, reason)}
 		}
 	}
 	r.mu.Unlock()
