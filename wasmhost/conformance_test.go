@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/exc"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/memhost"
@@ -158,6 +159,9 @@ var conformanceChecks = []struct {
 			}
 			if !strings.Contains(err.Error(), "unimplemented") {
 				t.Errorf("%s: error %q does not say the method is unimplemented", tc.what, err)
+			}
+			if typ := exc.TypeOf(err); typ != exc.Unimplemented {
+				t.Errorf("%s: a %v exception, want unimplemented (the exception frame's type, docs/ABI.md §4)", tc.what, typ)
 			}
 			for _, bad := range []string{"crashed", "broke the guest ABI", "stopped", "restarted"} {
 				if strings.Contains(err.Error(), bad) {

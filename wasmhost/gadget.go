@@ -2,13 +2,13 @@ package wasmhost
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/exc"
 	"capnproto.org/go/capnp/v3/server"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
@@ -74,11 +74,14 @@ type reply struct {
 	err     error
 }
 
-// Errors callers can test for with errors.Is.
+// Errors callers can test for with errors.Is. Their Cap'n Proto exception
+// types reach clients (errors.go): a full queue is overloaded (retry later);
+// a closed gadget or a stopped instance is disconnected (get a new
+// capability).
 var (
-	ErrClosed     = errors.New("gadget is closed")
-	ErrOverloaded = errors.New("gadget is overloaded")
-	ErrRestarted  = errors.New("capability belongs to a gadget instance that has since stopped; open a new session")
+	ErrClosed     error = exc.New(exc.Disconnected, "", "gadget is closed")
+	ErrOverloaded error = exc.New(exc.Overloaded, "", "gadget is overloaded")
+	ErrRestarted  error = exc.New(exc.Disconnected, "", "capability belongs to a gadget instance that has since stopped; open a new session")
 )
 
 // NewGadget prepares a gadget of module m. host becomes host import 0 in every
@@ -351,7 +354,7 @@ func guestObjectOf(c capnp.Client) (*guestObject, bool) {
 
 func (o *guestObject) method(m capnp.Method) *server.Method {
 	return &server.Method{Method: m, Impl: func(ctx context.Context, call *server.Call) error {
-		return o.call(ctx, m, call)
+		return exception(o.call(ctx, m, call))
 	}}
 }
 
@@ -421,7 +424,7 @@ func copyStruct(s capnp.Struct) (capnp.Struct, error) {
 	}
 	if err := dst.CopyFrom(s); err != nil {
 		seg.Message().Release()
-		return capnp.Struct{}, err
+		return capnp.Struct{}, fmt.Errorf("copy struct: %w", rootCause(err))
 	}
 	return dst, nil
 }

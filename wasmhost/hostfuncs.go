@@ -284,7 +284,7 @@ func (inst *instance) exceptionFrame(err error) []byte {
 		abort(ferr)
 	}
 	defer f.Message().Release()
-	if ferr := f.SetException(frame.Reason(err)); ferr != nil {
+	if ferr := frame.SetException(f, err); ferr != nil {
 		abort(ferr)
 	}
 	b, ferr := frame.Encode(f)

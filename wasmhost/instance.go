@@ -273,8 +273,7 @@ func (inst *instance) answer(f abi.Frame) (capnp.Struct, error) {
 		}
 		return content, nil
 	case abi.Frame_Which_exception:
-		reason, _ := f.Exception()
-		return capnp.Struct{}, errors.New(reason)
+		return capnp.Struct{}, frame.Exception(f)
 	default:
 		return capnp.Struct{}, inst.violation("expected a return or exception frame, got %v", f.Which())
 	}

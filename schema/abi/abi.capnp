@@ -20,8 +20,17 @@ struct Frame {
     return @1 :Payload;
     # The successful answer to the innermost call in progress.
 
-    exception @2 :Text;
-    # The failed answer to the innermost call in progress, with a reason.
+    exception :group {
+      # The failed answer to the innermost call in progress.
+
+      reason @2 :Text;
+      # Why, for people: the error's text.
+
+      type @4 :ExceptionType;
+      # What kind of failure, for programs: it reaches the client as the
+      # Cap'n Proto exception's type. A sender that sets no type (a guest
+      # written before the field existed) means `failed`.
+    }
 
     release @3 :UInt32;
     # Host to guest only: the host dropped its reference to the guest export
@@ -29,6 +38,24 @@ struct Frame {
     # import function instead; a release frame sent to the host is an ABI
     # violation.)
   }
+}
+
+enum ExceptionType {
+  # The kinds of failure, as in Cap'n Proto's rpc.capnp Exception.Type (same
+  # numbers), so a type crosses the boundary and the network unchanged.
+
+  failed @0;
+  # Something went wrong; retrying as is will most likely fail again.
+
+  overloaded @1;
+  # A resource ran short (a full queue, say); retrying later may work.
+
+  disconnected @2;
+  # The capability is gone (its gadget closed, restarted or was removed,
+  # the server is shutting down, or it was revoked); get a new one.
+
+  unimplemented @3;
+  # The target does not implement this interface or method.
 }
 
 struct Call {

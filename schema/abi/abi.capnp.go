@@ -10,6 +10,7 @@ import (
 )
 
 type Frame capnp.Struct
+type Frame_exception Frame
 type Frame_Which uint16
 
 const (
@@ -148,29 +149,47 @@ func (s Frame) NewReturn() (Payload, error) {
 	return ss, err
 }
 
-func (s Frame) Exception() (string, error) {
-	if capnp.Struct(s).Uint16(0) != 2 {
-		panic("Which() != exception")
-	}
+func (s Frame) Exception() Frame_exception { return Frame_exception(s) }
+
+func (s Frame) SetException() {
+	capnp.Struct(s).SetUint16(0, 2)
+}
+
+func (s Frame_exception) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Frame_exception) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Frame_exception) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Frame_exception) Reason() (string, error) {
 	p, err := capnp.Struct(s).Ptr(0)
 	return p.Text(), err
 }
 
-func (s Frame) HasException() bool {
-	if capnp.Struct(s).Uint16(0) != 2 {
-		return false
-	}
+func (s Frame_exception) HasReason() bool {
 	return capnp.Struct(s).HasPtr(0)
 }
 
-func (s Frame) ExceptionBytes() ([]byte, error) {
+func (s Frame_exception) ReasonBytes() ([]byte, error) {
 	p, err := capnp.Struct(s).Ptr(0)
 	return p.TextBytes(), err
 }
 
-func (s Frame) SetException(v string) error {
-	capnp.Struct(s).SetUint16(0, 2)
+func (s Frame_exception) SetReason(v string) error {
 	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Frame_exception) Type() ExceptionType {
+	return ExceptionType(capnp.Struct(s).Uint16(4))
+}
+
+func (s Frame_exception) SetType(v ExceptionType) {
+	capnp.Struct(s).SetUint16(4, uint16(v))
 }
 
 func (s Frame) Release() uint32 {
@@ -206,6 +225,69 @@ func (p Frame_Future) Call() Call_Future {
 }
 func (p Frame_Future) Return() Payload_Future {
 	return Payload_Future{Future: p.Future.Field(0, nil)}
+}
+func (p Frame_Future) Exception() Frame_exception_Future { return Frame_exception_Future{p.Future} }
+
+// Frame_exception_Future is a wrapper for a Frame_exception promised by a client call.
+type Frame_exception_Future struct{ *capnp.Future }
+
+func (f Frame_exception_Future) Struct() (Frame_exception, error) {
+	p, err := f.Future.Ptr()
+	return Frame_exception(p.Struct()), err
+}
+
+type ExceptionType uint16
+
+// ExceptionType_TypeID is the unique identifier for the type ExceptionType.
+const ExceptionType_TypeID = 0xf87ed59c926a1dda
+
+// Values of ExceptionType.
+const (
+	ExceptionType_failed        ExceptionType = 0
+	ExceptionType_overloaded    ExceptionType = 1
+	ExceptionType_disconnected  ExceptionType = 2
+	ExceptionType_unimplemented ExceptionType = 3
+)
+
+// String returns the enum's constant name.
+func (c ExceptionType) String() string {
+	switch c {
+	case ExceptionType_failed:
+		return "failed"
+	case ExceptionType_overloaded:
+		return "overloaded"
+	case ExceptionType_disconnected:
+		return "disconnected"
+	case ExceptionType_unimplemented:
+		return "unimplemented"
+
+	default:
+		return ""
+	}
+}
+
+// ExceptionTypeFromString returns the enum value with a name,
+// or the zero value if there's no such value.
+func ExceptionTypeFromString(c string) ExceptionType {
+	switch c {
+	case "failed":
+		return ExceptionType_failed
+	case "overloaded":
+		return ExceptionType_overloaded
+	case "disconnected":
+		return ExceptionType_disconnected
+	case "unimplemented":
+		return ExceptionType_unimplemented
+
+	default:
+		return 0
+	}
+}
+
+type ExceptionType_List = capnp.EnumList[ExceptionType]
+
+func NewExceptionType_List(s *capnp.Segment, sz int32) (ExceptionType_List, error) {
+	return capnp.NewEnumList[ExceptionType](s, sz)
 }
 
 type Call capnp.Struct
@@ -543,41 +625,52 @@ func (f CapDescriptor_Future) Struct() (CapDescriptor, error) {
 	return CapDescriptor(p.Struct()), err
 }
 
-const schema_ca26524525e1a736 = "x\xdal\x92\xc1NSA\x18\x85\xcf\x99)\\ E" +
-	"Z.\x1b\x17D\x17*H\x04\xd1D\x12\xeb\xa2\x04\xc1" +
-	"P\x95\xa4CH\xdc\xb8phG\xda\xe4\xf6\xde\xeb\xed" +
-	"%\xa21!q\xe1\x03\xe0\x1b\xb8q\xa7\xe1\x1101" +
-	"\x8a\x89K\x1f\x80\x85!\xee|\x00a\xcc\x94\xc2m\x8c" +
-	"\xbb\x7f\xfe\x9c\x99s\xe6\xfb\xff\xd9;\x9c\xcf\xdd\x18\xfe" +
-	"\" \xd4\xc5\xbe~\xbb?\xb9\xbb\xe7\xbf\x0bw\xa0\x86" +
-	"H;\xf7\xfe\xe0\xf2\xd2\xea\x95oX\xf4$\xe0W\xf8" +
-	"\xc9W\xf4\x00\x7f\x85\x1fA\xeb=\x90\x8f\xde\xec\xcc\xbd" +
-	"ub\x91\x89\xfb:\x92\x9f|\xe9\xff\xeaV\x87\xa0\x9d" +
-	"\x98\xf9:qpx\xfe;\x8aC=\x0f\xf7\x09\xa7\xd8" +
-	"\x13;\xfe~\xa7\xfa,\x9e\x83\xf6\xfa\xe4\x87\x1f\xf5\xdd" +
-	"\xd2\xef\x7fR,\xd1\xcb\x01\xfe-\xf9\xda\xbf-\xbdN" +
-	"u\x88i\xab\xd7\x9b35\x1d\x87\".\xdd\xd5\xf1\xa2" +
-	"i\xd7\x92f\x9cF\x09\xaa\xa4\xca\xcb\\\xde\xda\x1c\x81" +
-	"\xe2\xd2\x14\xa0\xe6%\xd5C\xc1q\x1e[\x8e\xd1\xb5+" +
-	"7\x01\xb5(\xa9\xaa\x82\xe3\xe2\xc8\xb5\x05P\\q\xea" +
-	"eI\xb5&8\x12F\xa1A\xff\x85\x8dM\xd3N9" +
-	"\x00\xc1\x01p\xa4\x11e\x87\xb3\x10(\xbb\x14A\xe0\xbc" +
-	"\x0b2\x07t\xacu\x09P\x8f%UC\xb0\xc8\xae\xb1" +
-	"Y\x07T]R\xc5\x82E!Nl[\xf7\x01\x15H" +
-	"\xaa-A\xca1J\xa0\xb8\xe9n\xc7\x92\xea\x95`9" +
-	"\xd5\xc9\x86\xc9|\x9baj\x92\xa7\xba\x06\xcfT\xea\x1c" +
-	"\x84\xe0 h[&mD\xf5J\x1d\x00=\x08z`" +
-	"9\xd6\x89n\xb5Y\xc8&\x01\xb2\xd0\x13\x9dq\xa9\xaa" +
-	"_\x04\x91f\xdd\xa5\x1f8K\x7fu\x01P\x97$\xd5" +
-	"lO\xfai\x17\xf4\x9a\xa4Z\x16\xdc\xaeEaj\xc2" +
-	"\x94\xa3\x10\x1c\x05mM\xc7kz=0\xce\xff\x1cX" +
-	"\x95d!\xdb-\xd05{}\xef%\xbae\xd0ev" +
-	":/=\x95A\x1b\xe6\xb1\xedRs0\x9eH\xaa@" +
-	"pX\x1c\xd9\x13l\xcdU@5$U*8.\xff" +
-	"\xb8!:r\xcf\x162\x9a#5\x1d\x04,d[{" +
-	"\xf2\xfdrb\xd2\xcd$\xfc\x0f\x17\xb3U3q\xda\x8c" +
-	"\xc0\x90y\x08\xe6\xc1\xed\xc4\x04F\xb7\xcd)\xfe\xbf\x01" +
-	"\x00\x00\xff\xff\xd23\xbe\x0c"
+const schema_ca26524525e1a736 = "x\xdal\x93\xcf\x8b\x1cE\x1c\xc5\xdf\xab\xeaMo\x96" +
+	"]g:\xbd\x1e\xf60\x84\x80\x9aM0k\x14\xc9a" +
+	"@&\xea\xaed\xfd\x01SaE\x90\x1c\xac\xed\xae\xec" +
+	"v\xe8\xa9nzzMV\xc4\x80\xa07\x0f\xaeW/" +
+	"\x0a\"9\xa8\xec\x9f\xe0\x82\x10\x05A\x84\\\x02\x1er" +
+	"\xca)\xa0\xe0\xc1\x83\xa6\xa4f&\xdb\xb3\xe8\xad\xba\xfa" +
+	"u}^}\xdf\xeb\xf3\x1f\xf1b\xf0\xec\xc2u\x09\xa1" +
+	"\x96g\x8e\xb9\x1f\x97\xf7\xbf\x8f\xbf\xb4{Ps\xa4\xbb" +
+	"\xf0\xf5\xbd'\xd7.?\xf5\x13VC\x09\xc4_\xf0 " +
+	"\xbe\xc5\x10\x88\xbf\xe2w\xa0\x0b_\x93o}\xbcw\xe1" +
+	"3/\x16\x8dxf$yA\xbc\x17\xbf(\xc6\xab\xfb" +
+	"\xa0;\xbdr\xfb\xf4\xbd\xfbK?#\x9a\x9b:xf" +
+	"\xa4X\x92{\xf1)\xe9W\x1dy\x1dt\x07\xbf\xcc\xfe" +
+	"y\xfb\x87\xdf\xeeB\xb5I\xf7\xcc\xf2\xb7w\xd2\xfd\xee" +
+	"\xefx\x9c!\x81\xf8\x13\xf9+\x18\x7f:R\x1e\xbe;" +
+	"\xeaw\x8da\x00\xc4\x0f\xe4\x87\xf1\x1f\xa3s\x1fH\xef" +
+	"\xe1n\xe7\xda\xde\xe7w>\xf8\x0b\xd1\xdc\x94_0\xbe" +
+	"\x15\x1c\xc4\xfb\x81\x17~\x13l\xe1\x9c\xd3\x9b\xd9J\xa2" +
+	"K+\xca\xee\xcb\xba\\5\xc3\xa4\xca\xca\xba\xa8\xd0'" +
+	"\xd5\xbc\x0c\xe6\x9d\x0b\x08Dkg\x01uQR\xbd." +
+	"\xd8\xe1C\xc7E\xfa\xed\xf5\xe7\x00\xb5*\xa9\xfa\x82\x1d" +
+	"\xf1\x8f\xdf\x16@\xf4\x86W_\x92T\x1b\x82-[X" +
+	"\x83c'\xb7v\xcc\xb0\xe6,\x04g\xc1\xd6v\xd1<" +
+	"\x1c\x9a@\xcf\xbb\xc8s\xcfn\xcb\x00\x18\xa1u\x17P" +
+	"W$\xd5\xb6`\xc4\x09\xd8l\x02*\x95T\xa5`$" +
+	"\xc4\x18;x\x15P\xb9\xa4\xba!H\xb9H\x09D;" +
+	"\xfe\xebRR\xbd/\xd8\xabu\xb5e\x1anfkS" +
+	"]\xd5\x09B\xb3\x9e\xf28\x04\x8f\x83n`\xea\xed\"" +
+	"]O\x010\x84`\x08\xf6J]\xe9\xc1\x90\xed&\\" +
+	"\x90\xed)\xeb,\xbb}\xbd\x9b\x17\x9a\xa9w?{\xe8" +
+	"\xfe\xccK\x80zBR\x9d\x9fr\x7f\xce\x1b}ZR" +
+	"]\x12\xbc\x99\x14\xb66\xb6\xe6\x09\x08\x9e\x00]\xa2\xcb" +
+	"\x0d\xbd\x99\x1b\xcf\x7f\x0c\xecK\xb2\xdd\xd4\x15\xf4\x9b\xd3" +
+	"\xb9\xbdR\xe9\x81Y17\x12S\xd6YA;\x86\x8f" +
+	"'r\xa6;M\x17\x8b\x0c<\xdd\xa7\xb3,\xa9\x9e\x17" +
+	"\xecUF\x0f\x0b\xcby\x08\xce\x83\xadz\xb74l5" +
+	"\xfd\x01\xd9:z\xcd\x11\x0e\x93\x88\x1e\xd5C\x9fm2" +
+	"Z\xe0C7\x09\xc9\xd3\xdf\x91T\xb9\xe0\x82o\xc7T" +
+	"\xe1\xa3\xec2DG\xfe\xed+\xe3sz\xd3\xcf\xa9/" +
+	"\xa9\xae\x08\xb6\x12\x9d\xe7l7\xbf\xddx\xd8\xbd\xca\xd4" +
+	";\x95\xfd\x9f\x14\x1e]\x1e\xb47+\x93\x1b=4\xff" +
+	")\x97(\xbbk\x13\x99\xdd\xd8-'W8\x9c\x12\x19" +
+	"\x9dz\x1b\xa0\x88:\xd7\x00\xcah\xa9\x02zWu\x96" +
+	"\x9b\xd4\x15\xef\x9a*/t\x0aiR\x97f\xc3\xa4\xb0" +
+	"\xd6\xa0\x95\xd4&u;6\x1b\x94\xb9\x19\xe0\xa4\xb1\xb5" +
+	"I\xff\x0d\x00\x00\xff\xffB\x95\x19\x16"
 
 func RegisterSchema(reg *schemas.Registry) {
 	reg.Register(&schemas.Schema{
@@ -586,7 +679,9 @@ func RegisterSchema(reg *schemas.Registry) {
 			0x926ea213c1b128c9,
 			0x9336928657034b07,
 			0xcd19e7e127c82e27,
+			0xdaddc5c8f408d0c2,
 			0xf03ab164d5ae282f,
+			0xf87ed59c926a1dda,
 		},
 		Compressed: true,
 	})

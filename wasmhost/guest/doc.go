@@ -28,6 +28,14 @@
 // call and wants other calls to the same object to run meanwhile must call
 // its call's Go method first (see examples/counter).
 //
+// Errors keep their Cap'n Proto exception type across the boundary, both
+// ways. A method that returns exc.New(exc.Overloaded, "", "busy") (or any
+// error wrapping an *exc.Exception) fails its client's call with an
+// overloaded exception; other errors are failed. An error from a host
+// capability arrives with the type the host gave it, so exc.TypeOf and
+// capnp.IsDisconnected work on it: a capability that is gone (revoked, its
+// gadget removed) is disconnected, an unknown method is unimplemented.
+//
 // Storage writes made while handling a call commit when the call returns
 // successfully, and are discarded if it fails or the instance dies; see
 // schema/gadget.capnp for the exact rule.

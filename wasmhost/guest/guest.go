@@ -222,8 +222,8 @@ func (h *importHook) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, cap
 		}
 		return capnp.ImmediateAnswer(s.Method, content.ToPtr()), func() { f.Message().Release() }
 	case abi.Frame_Which_exception:
-		reason, _ := f.Exception()
-		return capnp.ErrorAnswer(s.Method, errors.New(reason)), func() {}
+		// Typed, so exc.TypeOf and capnp.IsDisconnected work on it.
+		return capnp.ErrorAnswer(s.Method, frame.Exception(f)), func() {}
 	default:
 		return capnp.ErrorAnswer(s.Method, fmt.Errorf("guest: unexpected %v frame from host", f.Which())), func() {}
 	}
@@ -317,7 +317,7 @@ func exceptionFrame(err error) []byte {
 		panic(ferr)
 	}
 	defer f.Message().Release()
-	if ferr := f.SetException(frame.Reason(err)); ferr != nil {
+	if ferr := frame.SetException(f, err); ferr != nil {
 		panic(ferr)
 	}
 	return encode(f)

@@ -179,6 +179,58 @@ func Resolve(p abi.Payload, lim Limits, resolve func(Ref) (capnp.Client, error))
 	return nil
 }
 
+// SetException makes f an exception frame for err: its reason (Reason) and
+// its Cap'n Proto type (TypeOf).
+func SetException(f abi.Frame, err error) error {
+	f.SetException()
+	e := f.Exception()
+	e.SetType(abi.ExceptionType(TypeOf(err)))
+	return e.SetReason(Reason(err))
+}
+
+// Exception returns the error an exception frame carries, with its type, so
+// that exc.TypeOf (and capnp.IsDisconnected, …) work on it and go-capnp
+// passes the type on. A type this side does not know reads as failed.
+func Exception(f abi.Frame) error {
+	e := f.Exception()
+	typ := exc.Type(e.Type())
+	if typ > exc.Unimplemented {
+		typ = exc.Failed
+	}
+	reason, err := e.Reason()
+	if err != nil {
+		reason = fmt.Sprintf("malformed exception reason: %v", err)
+	}
+	return &exc.Exception{Type: typ, Cause: errors.New(reason)}
+}
+
+// TypeOf is the Cap'n Proto exception type of err: that of the outermost
+// exc.Exception in its chain, or failed if there is none. (exc.TypeOf looks
+// only at err itself, so it misses a type under fmt.Errorf("…: %w", …); and
+// go-capnp's annotations wrap copies, exc.Exception values, not pointers.)
+func TypeOf(err error) exc.Type {
+	typ, _ := typeOf(err)
+	return typ
+}
+
+func typeOf(err error) (exc.Type, bool) {
+	switch e := err.(type) {
+	case *exc.Exception:
+		return e.Type, true
+	case exc.Exception:
+		return e.Type, true
+	case interface{ Unwrap() error }:
+		return typeOf(e.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if typ, ok := typeOf(inner); ok {
+				return typ, true
+			}
+		}
+	}
+	return exc.Failed, false
+}
+
 // Reason is the text an exception frame carries for err. go-capnp prefixes
 // a method's error with the method's name ("file.capnp:Iface.method: ...");
 // the receiving side adds its own, so the sender's is dropped here rather

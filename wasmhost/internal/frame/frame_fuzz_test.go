@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/exc"
 
 	"github.com/gadgetd/gadgetd/schema/abi"
 	"github.com/gadgetd/gadgetd/wasmhost/internal/frame"
@@ -53,7 +54,7 @@ func seedFrames(f *testing.F) [][]byte {
 		return nil
 	})
 	add(func(fr abi.Frame) error { _, err := fr.NewReturn(); return err })
-	add(func(fr abi.Frame) error { return fr.SetException("boom") })
+	add(func(fr abi.Frame) error { return frame.SetException(fr, exc.New(exc.Overloaded, "", "boom")) })
 	add(func(fr abi.Frame) error { fr.SetRelease(7); return nil })
 	return seeds
 }
@@ -90,7 +91,7 @@ func FuzzDecodeNeverPanics(f *testing.F) {
 				payloads = append(payloads, p)
 			}
 		case abi.Frame_Which_exception:
-			_, _ = fr.Exception()
+			_ = frame.Exception(fr)
 		case abi.Frame_Which_release:
 			_ = fr.Release()
 		}

@@ -30,6 +30,13 @@
 //	                  "release-key" in storage and then trap
 //	hoard             calls Host.storage() until the host refuses, keeping
 //	                  every import
+//	throw:T           answers this call with an exception frame of type T
+//	                  (a number, as abi.ExceptionType; 0 is what a guest
+//	                  that sets no type sends)
+//	host-method:M     calls method @M of the Host (import 0)
+//
+// Transcripts show a host exception as "exception: REASON", with its type in
+// parentheses unless it is failed: "exception (disconnected): REASON".
 //
 // and to Counter.watch(listener) (examples/counter) by calling
 // listener.changed(1) and, when the host delivers a call into it while it
@@ -122,8 +129,14 @@ func decode(b []byte) abi.Frame {
 }
 
 func exceptionFrame(reason string) []byte {
+	return typedExceptionFrame(abi.ExceptionType_failed, reason)
+}
+
+func typedExceptionFrame(typ abi.ExceptionType, reason string) []byte {
 	_, f := newFrame()
-	must(0, f.SetException(reason))
+	f.SetException()
+	f.Exception().SetType(typ)
+	must(0, f.Exception().SetReason(reason))
 	return encode(f)
 }
 
@@ -220,7 +233,11 @@ func outcome(f abi.Frame) string {
 	case abi.Frame_Which_return:
 		return "returned"
 	case abi.Frame_Which_exception:
-		return "exception: " + must(f.Exception())
+		e := f.Exception()
+		if e.Type() != abi.ExceptionType_failed {
+			return fmt.Sprintf("exception (%v): %s", e.Type(), must(e.Reason()))
+		}
+		return "exception: " + must(e.Reason())
 	default:
 		return "unexpected " + f.Which().String()
 	}
@@ -330,6 +347,10 @@ func scenario(key string) []byte {
 			}
 			n++
 		}
+	case "throw":
+		return typedExceptionFrame(abi.ExceptionType(atoi(arg)), "rawabi throws type "+arg)
+	case "host-method":
+		text = outcome(callHost(0, schema.Host_TypeID, uint16(atoi(arg)), nil))
 	default:
 		return exceptionFrame("rawabi: unknown scenario " + strconv.Quote(key))
 	}

@@ -11,7 +11,8 @@
 ;;     Every call asks Host.storage() (host import 0) for the store, calls
 ;;     Storage.get / Storage.put on it through exchange+take, and releases it.
 ;;   - Anything else (Counter.watch included) is answered with an exception
-;;     frame that names the interface and method.
+;;     frame of type unimplemented that names the interface and method.
+;;     Exceptions from the host are handed back as they came, type included.
 ;;   - Release frames from the host retire session indices; capabilities the
 ;;     host passes in params are released at once (this guest keeps none).
 ;;
@@ -149,8 +150,13 @@
   (func $pack (param $p i32) (param $n i32) (result i64)
     (i64.or (i64.shl (i64.extend_i32_u (local.get $p)) (i64.const 32)) (i64.extend_i32_u (local.get $n))))
 
-  ;; $exception builds Frame{exception: text} in the exception buffer.
+  ;; $exception builds Frame{exception: (reason: text)} in the exception
+  ;; buffer: its type is 0, failed.
   (func $exception (param $text i32) (param $n i32) (result i64)
+    (call $typed_exception (local.get $text) (local.get $n) (i32.const 0)))
+
+  ;; $typed_exception builds Frame{exception: (reason: text, type)}.
+  (func $typed_exception (param $text i32) (param $n i32) (param $type i32) (result i64)
     (local $words i32)
     ;; 3 words (root, Frame data, Frame pointer) + the text and its NUL, padded
     (local.set $words (i32.add (i32.const 3) (i32.shr_u (i32.add (local.get $n) (i32.const 8)) (i32.const 3))))
@@ -158,7 +164,8 @@
     (i32.store offset=4 (i32.const 0x900) (local.get $words))
     (i64.store offset=8 (i32.const 0x900) (i64.const 0x0001000100000000)) ;; root -> Frame
     (i32.store16 offset=16 (i32.const 0x900) (i32.const 2))                 ;; union tag 2 = exception
-    ;; Frame.exception: list ptr, offset 0, bytes, n+1 elements
+    (i32.store16 offset=20 (i32.const 0x900) (local.get $type))            ;; exception.type, bits 32-47
+    ;; Frame.exception.reason: list ptr, offset 0, bytes, n+1 elements
     (i32.store offset=24 (i32.const 0x900) (i32.const 1))
     (i32.store offset=28 (i32.const 0x900)
       (i32.or (i32.shl (i32.add (local.get $n) (i32.const 1)) (i32.const 3)) (i32.const 2)))
@@ -177,7 +184,7 @@
   (func $unimplemented (param $iface i64) (param $method i32) (result i64)
     (call $hex (i32.const 0x726) (local.get $iface) (i32.const 16))
     (call $hex (i32.const 0x747) (i64.extend_i32_u (local.get $method)) (i32.const 4))
-    (call $exception (i32.const 0x710) (i32.const 75)))
+    (call $typed_exception (i32.const 0x710) (i32.const 75) (i32.const 3))) ;; 3 = unimplemented
 
   ;; ---- reading capnp messages ----
 
