@@ -188,8 +188,14 @@ func TestCyclicParamsDoNotCrashTheServer(t *testing.T) {
 		},
 	})
 	defer release()
-	if _, err := ans.Struct(); err == nil || !strings.Contains(err.Error(), "depth limit") {
+	_, err := ans.Struct()
+	if err == nil || !strings.Contains(err.Error(), "depth limit") {
 		t.Fatalf("cyclic params: err = %v, want the copy stopped at the depth limit", err)
+	}
+	// One short line, not go-capnp's kilobytes of "copy struct pointer 0:
+	// write pointer: …", one per level.
+	if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) > 200 {
+		t.Fatalf("the depth-limit error is %d bytes, want one short line: %.300q…", len(msg), msg)
 	}
 	h.requireServing(t, token)
 }

@@ -83,8 +83,9 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-// errClosed is what calls see once the server is shutting down.
-var errClosed = errors.New("server is shutting down")
+// errClosed is what calls see once the server is shutting down: a
+// disconnected exception, since the client must reconnect.
+var errClosed = capnp.Disconnected("server is shutting down")
 
 // Gateway returns a new reference to the bootstrap capability. The caller
 // releases it.
