@@ -239,3 +239,34 @@ func TestRawExceptionFramesCarryTheirType(t *testing.T) {
 		t.Errorf("a put through a revoked Storage reached the guest as %q, want a disconnected exception", got)
 	}
 }
+
+// Guards: ErrRestarted's type (gadget.go). Sessions survive their instance
+// (the host reopens them); any other object of a stopped instance is gone,
+// and its holder is told to get a new one.
+func TestObjectsOfAStoppedInstanceAreDisconnected(t *testing.T) {
+	w := newHostileWorld(t)
+	b := w.newBox(t, rawPkg, "raw")
+	s := b.open(t, "alice")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, release := schema.Storage(s).Get(ctx, func(p schema.Storage_get_Params) error { return p.SetKey("export") })
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptr, err := capnp.Struct(res).Ptr(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := ptr.Interface().Client().AddRef()
+	defer obj.Release()
+	if _, err := guestCommand(ctx, s, "garbage-answer"); err == nil {
+		t.Fatal("garbage-answer succeeded; it must stop the instance")
+	}
+	_, err = guestCommand(ctx, obj, "ok")
+	wantType(t, "a call on an object of the stopped instance", err, exc.Disconnected)
+	if !strings.Contains(err.Error(), wasmhost.ErrRestarted.Error()) {
+		t.Fatalf("error %q does not say the instance stopped", err)
+	}
+}

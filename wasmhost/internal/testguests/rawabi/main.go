@@ -34,6 +34,9 @@
 //	                  (a number, as abi.ExceptionType; 0 is what a guest
 //	                  that sets no type sends)
 //	host-method:M     calls method @M of the Host (import 0)
+//	export            answers with results whose pointer 0 is a capability to
+//	                  guest export 2, an object that is not a session (this
+//	                  guest answers no call on it)
 //
 // Transcripts show a host exception as "exception: REASON", with its type in
 // parentheses unless it is failed: "exception (disconnected): REASON".
@@ -351,6 +354,12 @@ func scenario(key string) []byte {
 		return typedExceptionFrame(abi.ExceptionType(atoi(arg)), "rawabi throws type "+arg)
 	case "host-method":
 		text = outcome(callHost(0, schema.Host_TypeID, uint16(atoi(arg)), nil))
+	case "export":
+		return returnFrame(func(seg *capnp.Segment) capnp.Struct {
+			r := must(schema.NewStorage_get_Results(seg))
+			must(0, capnp.Struct(r).SetPtr(0, capnp.NewInterface(seg, 0).ToPtr()))
+			return capnp.Struct(r)
+		}, -2)
 	default:
 		return exceptionFrame("rawabi: unknown scenario " + strconv.Quote(key))
 	}
