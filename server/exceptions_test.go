@@ -12,6 +12,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/exc"
 
+	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
@@ -107,5 +108,23 @@ func TestARemovedGadgetsSessionIsDisconnectedForTheClient(t *testing.T) {
 	_, err := countertest.Increment(ctx, c)
 	if !capnp.IsDisconnected(err) {
 		t.Fatalf("increment on the session of a removed gadget: a %v exception (%v), want disconnected", exc.TypeOf(err), err)
+	}
+}
+
+// What a guest answers keeps its type too: an unknown method is
+// unimplemented, a refused argument failed.
+func TestGuestExceptionTypesReachClientsOverTCP(t *testing.T) {
+	h := start(t, t.TempDir())
+	g, _ := create(t, h.login(t, h.token("alice")), "counter")
+	c := session(t, g)
+	ctx := testCtx(t)
+	err := callMethod(ctx, capnp.Client(c), counterpb.Counter_TypeID, 77)
+	if !capnp.IsUnimplemented(err) {
+		t.Errorf("Counter method @77: a %v exception (%v), want unimplemented", exc.TypeOf(err), err)
+	}
+	f, release := c.Watch(ctx, nil) // a null listener: the guest refuses it
+	defer release()
+	if _, err := f.Struct(); err == nil || exc.TypeOf(err) != exc.Failed {
+		t.Errorf("watch(null): %v (%v), want a failed exception", exc.TypeOf(err), err)
 	}
 }
