@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -20,7 +22,7 @@ type host struct {
 
 func newHost(lg *liveGadget) *host {
 	st := lg.storage
-	return &host{lg: lg, storage: schema.Storage(capserver.New(schema.Storage_Methods(nil, st), st, nil))}
+	return &host{lg: lg, storage: schema.Storage(capserver.New(schema.Storage_Methods(nil, st), st, st))}
 }
 
 // Shutdown runs when the sandbox drops its last Host reference.
@@ -50,46 +52,105 @@ type logLine struct {
 	message string
 }
 
-// logRing keeps a gadget's newest log lines in memory. The log lives as long
-// as the server process; it is a debugging aid, not an audit trail.
+// logLineOverhead is what one kept line costs beyond its text.
+const logLineOverhead = 64
+
+// logRing keeps a gadget's newest log lines in memory, within a line count
+// and a byte budget, and rate limits what goes in with a token bucket: a
+// flood past the rate is dropped and counted, and the next line that gets in
+// is preceded by one that says how many were dropped. A ring lives as long as
+// its gadget's shell (registry.go): it is a debugging aid, not an audit
+// trail, and a gadget that has been idle long enough loses it.
 type logRing struct {
-	maxLen int
+	maxLen, maxLines, maxBytes int
+	rate                       float64 // tokens per second
+	burst                      float64
 
-	mu    sync.Mutex
-	lines []logLine // ring buffer of at most cap(lines) lines
-	next  int       // index the next line goes to once the ring is full
+	mu      sync.Mutex
+	lines   []logLine // oldest first
+	bytes   int       // of lines, by cost
+	tokens  float64
+	filled  time.Time // when tokens was last topped up
+	dropped int       // lines refused since the last one kept
 }
 
-func newLogRing(lines, maxLen int) *logRing {
-	return &logRing{maxLen: maxLen, lines: make([]logLine, 0, lines)}
-}
-
-func (r *logRing) add(level schema.LogLevel, msg string) {
-	if len(msg) > r.maxLen {
-		cut := r.maxLen
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut-- // never split a character
-		}
-		msg = msg[:cut] + "…"
+func newLogRing(cfg config) *logRing {
+	return &logRing{
+		maxLen: cfg.logLineSize, maxLines: cfg.logLines, maxBytes: cfg.logBytes,
+		rate: cfg.logRate, burst: float64(cfg.logBurst), tokens: float64(cfg.logBurst),
+		filled: time.Now(),
 	}
-	l := logLine{time: time.Now(), level: level, message: msg}
+}
+
+func (l logLine) cost() int { return len(l.message) + logLineOverhead }
+
+// add appends a line if the rate allows, cutting it at the line size.
+func (r *logRing) add(level schema.LogLevel, msg string) {
+	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.lines) < cap(r.lines) {
-		r.lines = append(r.lines, l)
+	r.tokens = min(r.burst, r.tokens+now.Sub(r.filled).Seconds()*r.rate)
+	r.filled = now
+	if r.tokens < 1 {
+		r.dropped++
 		return
 	}
-	r.lines[r.next] = l
-	r.next = (r.next + 1) % len(r.lines)
+	r.tokens--
+	if r.dropped > 0 {
+		r.push(r.droppedLine(now))
+		r.dropped = 0
+	}
+	r.push(logLine{time: now, level: level, message: cut(msg, r.maxLen)})
 }
 
-// newest returns up to limit of the newest lines, oldest first.
+// keep adds a line the host itself writes (a failed commit, say); it is
+// never rate limited.
+func (r *logRing) keep(level schema.LogLevel, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.push(logLine{time: time.Now(), level: level, message: msg})
+}
+
+func (r *logRing) droppedLine(now time.Time) logLine {
+	return logLine{time: now, level: schema.LogLevel_warn,
+		message: fmt.Sprintf("%d log lines dropped: the gadget logged faster than %g lines per second (bursts of %g)", r.dropped, r.rate, r.burst)}
+}
+
+// push appends l, dropping the oldest lines past the count or byte budget.
+// Callers hold mu.
+func (r *logRing) push(l logLine) {
+	r.lines = append(r.lines, l)
+	r.bytes += l.cost()
+	for len(r.lines) > 1 && (len(r.lines) > r.maxLines || r.bytes > r.maxBytes) {
+		r.bytes -= r.lines[0].cost()
+		r.lines[0] = logLine{} // let the text be collected
+		r.lines = r.lines[1:]
+	}
+}
+
+// cut shortens msg to at most max bytes plus an ellipsis, never splitting a
+// character.
+func cut(msg string, max int) string {
+	if len(msg) <= max {
+		return msg
+	}
+	for max > 0 && !utf8.RuneStart(msg[max]) {
+		max--
+	}
+	return msg[:max] + "…"
+}
+
+// newest returns up to limit of the newest lines, oldest first, ending with
+// a count of lines dropped since the last one kept, if any.
 func (r *logRing) newest(limit int) []logLine {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ordered := append(append([]logLine{}, r.lines[r.next:]...), r.lines[:r.next]...)
-	if limit < len(ordered) {
-		ordered = ordered[len(ordered)-limit:]
+	out := slices.Clone(r.lines)
+	if r.dropped > 0 {
+		out = append(out, r.droppedLine(time.Now()))
 	}
-	return ordered
+	if limit < len(out) {
+		out = out[len(out)-limit:]
+	}
+	return out
 }

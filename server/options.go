@@ -49,6 +49,16 @@ type config struct {
 	conn     rpcguard.Limits
 
 	wasm []wasmhost.Option
+
+	// Per-user quotas, per-call storage and log bounds, and what idle
+	// gadgets keep (quotas.go, storage.go, host.go, shells.go).
+	maxGadgetsPerUser, maxBlueprintVersionsPerUser int
+	maxCallWrites                                  int
+	maxCallBytes, maxListBytes                     int64
+	logRate                                        float64
+	logBurst, logBytes                             int
+	maxIdleModules                                 int
+	idleShellTimeout                               time.Duration
 }
 
 func defaultConfig() config {
@@ -70,6 +80,17 @@ func defaultConfig() config {
 		maxSchemaSize:  DefaultMaxSchemaSize,
 		maxConns:       DefaultMaxConnections,
 		conn:           lim,
+
+		maxGadgetsPerUser:           DefaultMaxGadgetsPerUser,
+		maxBlueprintVersionsPerUser: DefaultMaxBlueprintVersionsPerUser,
+		maxCallWrites:               DefaultMaxCallWrites,
+		maxCallBytes:                DefaultMaxCallBytes,
+		maxListBytes:                DefaultMaxListBytes,
+		logRate:                     DefaultLogRate,
+		logBurst:                    DefaultLogBurst,
+		logBytes:                    DefaultLogBytes,
+		maxIdleModules:              DefaultMaxIdleModules,
+		idleShellTimeout:            DefaultIdleShellTimeout,
 	}
 }
 
@@ -148,4 +169,72 @@ func positiveOr[T int | int64 | uint64 | time.Duration](v, def T) T {
 		return v
 	}
 	return def
+}
+
+// Defaults for per-user quotas and for what the server keeps for idle
+// gadgets. Each has an Option below.
+const (
+	DefaultMaxGadgetsPerUser           = 100
+	DefaultMaxBlueprintVersionsPerUser = 100
+	DefaultMaxCallWrites               = 100_000
+	DefaultMaxCallBytes                = 64 << 20
+	DefaultMaxListBytes                = 4 << 20
+	DefaultLogRate                     = 20.0
+	DefaultLogBurst                    = 200
+	DefaultLogBytes                    = 256 << 10
+	DefaultMaxIdleModules              = 16
+	DefaultIdleShellTimeout            = 30 * time.Second
+)
+
+// WithUserQuotas bounds how many gadgets, and how many installed blueprint
+// versions, one user may have. Past either, creating or installing fails
+// with an error naming the limit.
+func WithUserQuotas(gadgets, blueprintVersions int) Option {
+	return func(c *config) {
+		c.maxGadgetsPerUser = positiveOr(gadgets, c.maxGadgetsPerUser)
+		c.maxBlueprintVersionsPerUser = positiveOr(blueprintVersions, c.maxBlueprintVersionsPerUser)
+	}
+}
+
+// WithStorageCallLimits bounds what one call into a gadget may do with its
+// storage: how many keys it may change (puts and deletes, of keys that exist
+// or not), how many bytes its buffered writes may hold, and how many bytes
+// of keys and values one Storage.list reads and answers.
+func WithStorageCallLimits(writes int, bufferedBytes, listBytes int64) Option {
+	return func(c *config) {
+		c.maxCallWrites = positiveOr(writes, c.maxCallWrites)
+		c.maxCallBytes = positiveOr(bufferedBytes, c.maxCallBytes)
+		c.maxListBytes = positiveOr(listBytes, c.maxListBytes)
+	}
+}
+
+// WithLogRateLimit sets each gadget's Host.log rate: linesPerSecond on
+// average, in bursts of up to burst lines. Lines past it are dropped and
+// counted, and one line in the log says how many.
+func WithLogRateLimit(linesPerSecond float64, burst int) Option {
+	return func(c *config) {
+		if linesPerSecond > 0 {
+			c.logRate = linesPerSecond
+		}
+		c.logBurst = positiveOr(burst, c.logBurst)
+	}
+}
+
+// WithLogBytes bounds the bytes of log text each live gadget keeps, on top
+// of the line count of WithLogLimits.
+func WithLogBytes(n int) Option { return func(c *config) { c.logBytes = positiveOr(n, c.logBytes) } }
+
+// WithMaxIdleModules bounds the compiled blueprints kept in memory that no
+// live gadget uses; past it the least recently used is freed, and compiled
+// again (from the compilation cache) when a gadget needs it.
+func WithMaxIdleModules(n int) Option {
+	return func(c *config) { c.maxIdleModules = positiveOr(n, c.maxIdleModules) }
+}
+
+// WithIdleShellTimeout sets how long the server keeps a gadget it has
+// started (its sandbox worker and log) once the gadget has no instance, no
+// open session and no call: such gadgets are let go after about d, and
+// started again on next use.
+func WithIdleShellTimeout(d time.Duration) Option {
+	return func(c *config) { c.idleShellTimeout = positiveOr(d, c.idleShellTimeout) }
 }

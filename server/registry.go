@@ -1,15 +1,24 @@
 package server
 
-// Design: modules and live gadgets are created on first use and cached in
-// Server.modules and Server.live (guarded by Server.mu).
+// Design: compiled modules and live gadgets are created on first use and
+// kept in Server.modules and Server.live (guarded by Server.mu), and both
+// are let go again when unused, so what an idle server holds returns to its
+// baseline.
 //
 // Compiling a module can take a while, so it happens outside Server.mu; each
-// moduleEntry has its own once-lock so concurrent first uses compile once,
-// and a failed compile is not cached. A liveGadget is published under
-// Server.mu after re-reading the gadget's record, and removeGadget deletes
-// the record and closes the sandbox under the same lock: so a gadget removed
-// while someone opens it never comes back to life with a sandbox (and its
-// storage writes) of its own.
+// moduleEntry has its own lock so concurrent first uses compile once, and a
+// failed compile is not cached. Every live gadget holds a use of its module
+// (moduleEntry.users); a module nobody uses is idle, and past
+// WithMaxIdleModules the least recently used idle module is closed and
+// dropped from the map, to be compiled again (from the compilation cache)
+// on next use. A replaced builtin's old module is closed when its last user
+// goes.
+//
+// A liveGadget is published under Server.mu after re-reading the gadget's
+// record, and removeGadget deletes the record and closes the gadget's
+// storage under the same lock: so a gadget removed while someone opens it
+// never comes back to life with a sandbox (and its storage writes) of its
+// own. shells.go lets idle live gadgets go.
 
 import (
 	"cmp"
@@ -18,6 +27,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/schema"
@@ -36,11 +46,17 @@ func keyOf(g store.Gadget) blueprintKey {
 // time.
 type moduleEntry struct {
 	mu  sync.Mutex
-	mod *wasmhost.Module // nil until compiled
+	mod *wasmhost.Module // nil until compiled; guarded by mu
+
+	// Guarded by Server.mu.
+	users    int       // live gadgets using mod, and compiles in progress
+	lastUsed time.Time // when users last dropped to 0
+	retired  bool      // replaced in Server.modules; close mod when unused
 }
 
-// module returns the compiled module of blueprint k.
-func (s *Server) module(ctx context.Context, k blueprintKey) (*wasmhost.Module, error) {
+// module returns the compiled module of blueprint k, with one use held for
+// the caller; the caller gives it back with releaseModule.
+func (s *Server) module(ctx context.Context, k blueprintKey) (*moduleEntry, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -51,39 +67,113 @@ func (s *Server) module(ctx context.Context, k blueprintKey) (*wasmhost.Module, 
 		e = &moduleEntry{}
 		s.modules[k] = e
 	}
+	e.users++
 	s.mu.Unlock()
 
+	if err := s.compile(ctx, k, e); err != nil {
+		s.releaseModule(e)
+		return nil, err
+	}
+	return e, nil
+}
+
+// compile fills e.mod unless it is already there.
+func (s *Server) compile(ctx context.Context, k blueprintKey, e *moduleEntry) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.mod != nil {
-		return e.mod, nil
+		return nil
 	}
 	bp, err := s.store.Blueprint(ctx, k.owner, k.name, k.version)
 	if err != nil {
-		return nil, fmt.Errorf("loading blueprint %s %s: %w", k.name, k.version, err)
+		return fmt.Errorf("loading blueprint %s %s: %w", k.name, k.version, err)
 	}
 	mod, err := s.rt.Compile(ctx, bp.Wasm)
 	if err != nil {
-		return nil, fmt.Errorf("blueprint %s %s: %w", k.name, k.version, err)
+		return fmt.Errorf("blueprint %s %s: %w", k.name, k.version, err)
 	}
 	e.mod = mod
-	return mod, nil
+	return nil
 }
 
-// setModule caches a module compiled during installation; an older module of
-// the same key (a replaced builtin) stays alive for the gadgets using it
-// until the server stops.
+// releaseModule gives back a use of e, and frees the modules nobody needs.
+func (s *Server) releaseModule(e *moduleEntry) {
+	s.mu.Lock()
+	e.users--
+	if e.users == 0 {
+		e.lastUsed = time.Now()
+	}
+	unused := s.unusedModulesLocked()
+	if e.users == 0 && e.retired {
+		unused = append(unused, e)
+	}
+	s.mu.Unlock()
+	closeModules(unused)
+}
+
+// setModule caches a module compiled during installation. An older module
+// of the same key (a replaced builtin) stays alive for the gadgets using it,
+// and is closed when the last of them goes.
 func (s *Server) setModule(k blueprintKey, mod *wasmhost.Module) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		mod.Close(context.Background())
 		return
 	}
-	if old := s.modules[k]; old != nil && old.mod != nil {
-		s.retired = append(s.retired, old.mod)
+	var unused []*moduleEntry
+	if old := s.modules[k]; old != nil {
+		if old.users == 0 {
+			unused = append(unused, old)
+		} else {
+			old.retired = true
+		}
 	}
-	s.modules[k] = &moduleEntry{mod: mod}
+	s.modules[k] = &moduleEntry{mod: mod, lastUsed: time.Now()}
+	unused = append(unused, s.unusedModulesLocked()...)
+	s.mu.Unlock()
+	closeModules(unused)
+}
+
+// unusedModulesLocked removes from Server.modules the idle modules past
+// WithMaxIdleModules, least recently used first, and returns them for
+// closing outside the lock. Callers hold Server.mu.
+func (s *Server) unusedModulesLocked() []*moduleEntry {
+	var idle []*moduleEntry
+	for k, e := range s.modules {
+		if e.users > 0 {
+			continue
+		}
+		if e.mod == nil { // a failed compile: nothing to keep
+			delete(s.modules, k)
+			continue
+		}
+		idle = append(idle, e)
+	}
+	if len(idle) <= s.cfg.maxIdleModules {
+		return nil
+	}
+	slices.SortFunc(idle, func(a, b *moduleEntry) int { return a.lastUsed.Compare(b.lastUsed) })
+	idle = idle[:len(idle)-s.cfg.maxIdleModules]
+	for k, e := range s.modules {
+		if slices.Contains(idle, e) {
+			delete(s.modules, k)
+		}
+	}
+	return idle
+}
+
+// closeModules frees the compiled code of modules no gadget uses any more.
+// Nobody else can reach them: they are out of Server.modules with no users.
+func closeModules(es []*moduleEntry) {
+	for _, e := range es {
+		e.mu.Lock()
+		if e.mod != nil {
+			e.mod.Close(context.Background())
+			e.mod = nil
+		}
+		e.mu.Unlock()
+	}
 }
 
 // errUnknownGadget is the answer for an id that does not exist and for one
@@ -99,17 +189,15 @@ func (s *Server) gadgetFor(ctx context.Context, user store.User, id string) (sto
 	return g, err
 }
 
-// liveGadget is a gadget with a sandbox: its Host, Storage and log.
+// liveGadget is a gadget with a sandbox: its Host, Storage and log. shells.go
+// says when it is let go.
 type liveGadget struct {
 	id      string
-	sandbox *wasmhost.Gadget
+	module  *moduleEntry // one use held until the sandbox is closed
+	sandbox *sandbox
 	storage *gadgetStorage
 	logs    *logRing
-}
-
-func (lg *liveGadget) close() {
-	lg.storage.close()
-	lg.sandbox.Close()
+	use     shellUse
 }
 
 // liveFor returns the running gadget of record g, starting its sandbox if
@@ -119,35 +207,51 @@ func (s *Server) liveFor(ctx context.Context, g store.Gadget) (*liveGadget, erro
 	lg := s.live[g.ID]
 	s.mu.Unlock()
 	if lg != nil {
+		lg.use.touch()
 		return lg, nil
 	}
-	mod, err := s.module(ctx, keyOf(g))
+	e, err := s.module(ctx, keyOf(g))
 	if err != nil {
 		return nil, err
 	}
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errClosed
+	lg, started, err := s.startLocked(ctx, g, e)
+	s.mu.Unlock()
+	if !started {
+		s.releaseModule(e) // failed, or someone else started it meanwhile
 	}
-	if lg := s.live[g.ID]; lg != nil {
-		return lg, nil // someone else started it meanwhile
+	if lg != nil {
+		lg.use.touch()
 	}
-	if _, err := s.store.Gadget(ctx, g.ID); err != nil {
-		return nil, errUnknownGadget(g.ID) // removed meanwhile
-	}
-	logs := newLogRing(s.cfg.logLines, s.cfg.logLineSize)
-	lg = &liveGadget{id: g.ID, storage: newGadgetStorage(s, g.ID, logs), logs: logs}
-	h := newHost(lg)
-	hostCap := schema.Host(capserver.New(schema.Host_Methods(nil, h), h, h))
-	lg.sandbox = s.rt.NewGadget(mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithCallScope(lg.storage.begin))
-	s.live[g.ID] = lg
-	return lg, nil
+	return lg, err
 }
 
-// logsOf returns the log of gadget id, or nil if it has not run since the
-// server started.
+// startLocked publishes the live gadget of g, unless someone else did or the
+// gadget is gone. Callers hold Server.mu.
+func (s *Server) startLocked(ctx context.Context, g store.Gadget, e *moduleEntry) (lg *liveGadget, started bool, err error) {
+	if s.closed {
+		return nil, false, errClosed
+	}
+	if lg := s.live[g.ID]; lg != nil {
+		return lg, false, nil
+	}
+	if _, err := s.store.Gadget(ctx, g.ID); err != nil {
+		return nil, false, errUnknownGadget(g.ID) // removed meanwhile
+	}
+	logs := newLogRing(s.cfg)
+	lg = &liveGadget{id: g.ID, module: e, storage: s.newGadgetStorageLocked(g.ID, logs), logs: logs}
+	h := newHost(lg)
+	hostCap := schema.Host(capserver.New(schema.Host_Methods(nil, h), h, h))
+	lg.sandbox = &sandbox{
+		Gadget: s.rt.NewGadget(e.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithCallScope(lg.storage.begin)),
+		lg:     lg,
+	}
+	s.live[g.ID] = lg
+	return lg, true, nil
+}
+
+// logsOf returns the log of gadget id, or nil if it is not live.
 func (s *Server) logsOf(id string) *logRing {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -162,16 +266,17 @@ func (s *Server) logsOf(id string) *logRing {
 func (s *Server) removeGadget(ctx context.Context, id string) error {
 	s.mu.Lock()
 	lg := s.live[id]
-	if lg != nil {
-		delete(s.live, id)
-		// From here on the gadget's storage refuses writes, so a call
-		// still running cannot recreate the data deleted below.
-		lg.storage.close()
+	delete(s.live, id)
+	// From here on every Storage of the gadget (the live one, and those a
+	// client still holds from an earlier sandbox) refuses writes, so a call
+	// still running cannot recreate the data deleted below.
+	for st := range s.storages[id] {
+		st.close()
 	}
 	err := s.store.DeleteGadget(ctx, id)
 	s.mu.Unlock()
 	if lg != nil {
-		lg.sandbox.Close() // waits for a running call; not under s.mu
+		s.closeShell(lg) // waits for a running call; not under s.mu
 	}
 	return err
 }

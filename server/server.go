@@ -44,8 +44,15 @@ type Server struct {
 	mu      sync.Mutex
 	closed  bool
 	modules map[blueprintKey]*moduleEntry
-	retired []*wasmhost.Module // replaced builtins, still used by running gadgets
 	live    map[string]*liveGadget
+	// storages holds every Storage object of a gadget until its last
+	// reference is gone, so removal can cut off those that outlive their
+	// sandbox (shells.go).
+	storages map[string]map[*gadgetStorage]struct{}
+	// quotaMu makes counting a user's gadgets and creating one atomic.
+	quotaMu sync.Mutex
+
+	stopSweep, sweepDone chan struct{} // for sweepShells
 }
 
 // Open starts a server on the data directory dir, creating it if needed.
@@ -78,7 +85,11 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		rt:           rt,
 		modules:      make(map[blueprintKey]*moduleEntry),
 		live:         make(map[string]*liveGadget),
+		storages:     make(map[string]map[*gadgetStorage]struct{}),
+		stopSweep:    make(chan struct{}),
+		sweepDone:    make(chan struct{}),
 	}
+	go s.sweepShells(s.stopSweep, s.sweepDone)
 	s.rpc = rpcguard.NewServer(capnp.Client(s.Gateway()), cfg.maxConns, cfg.conn, cfg.logger)
 	return s, nil
 }
@@ -139,21 +150,9 @@ func (s *Server) Close(ctx context.Context) error {
 
 	var errs []error
 	errs = append(errs, s.rpc.Close(ctx))
-	s.mu.Lock()
-	live, modules, retired := s.live, s.modules, s.retired
-	s.live, s.modules, s.retired = map[string]*liveGadget{}, map[blueprintKey]*moduleEntry{}, nil
-	s.mu.Unlock()
-	for _, lg := range live {
-		lg.close()
-	}
-	for _, m := range modules {
-		if m.mod != nil {
-			retired = append(retired, m.mod)
-		}
-	}
-	for _, mod := range retired {
-		errs = append(errs, mod.Close(ctx))
-	}
+	close(s.stopSweep)
+	<-s.sweepDone
+	s.closeAllShells()
 	errs = append(errs, s.rt.Close(ctx), s.store.Close())
 	return errors.Join(errs...)
 }

@@ -8,6 +8,12 @@ package server
 // begin/end. end commits under mu so that close, which removeGadget calls
 // before deleting the data, waits for a commit in progress and refuses later
 // ones.
+//
+// Bounds. Everything a call buffers is counted against the per-call limits
+// (WithStorageCallLimits): every put and every delete, of a key that exists
+// or not, by the keys it touches and the bytes it holds. A list reads at
+// most the list budget of keys and values from the store, and answers with
+// no more than that (and at least one entry, so paging always progresses).
 
 import (
 	"bytes"
@@ -25,7 +31,12 @@ import (
 
 const (
 	defaultListLimit = 1000
-	commitTimeout    = 30 * time.Second
+	// commitTimeout bounds the wait for the store's writer slot; a commit
+	// that has started runs to the end (see store/data.go).
+	commitTimeout = 30 * time.Second
+	// writeOverhead is what one buffered write costs beyond its key and
+	// value: the map entry, the order slot and the Write itself.
+	writeOverhead = 64
 )
 
 type gadgetStorage struct {
@@ -43,10 +54,32 @@ type txBuffer struct {
 	writes map[string]store.Write // newest write per key
 	order  []string               // keys in first-write order, for Commit
 	size   int64                  // the gadget's data size as this call sees it
+	held   int64                  // bytes the buffer holds, by bufferCost
 }
 
-func newGadgetStorage(s *Server, id string, logs *logRing) *gadgetStorage {
-	return &gadgetStorage{s: s, id: id, logs: logs}
+// bufferCost is what w counts against the per-call byte limit.
+func bufferCost(w store.Write) int64 { return int64(len(w.Key)+len(w.Value)) + writeOverhead }
+
+// newGadgetStorageLocked returns a new storage for gadget id, registered in
+// Server.storages until Shutdown. Callers hold Server.mu.
+func (s *Server) newGadgetStorageLocked(id string, logs *logRing) *gadgetStorage {
+	st := &gadgetStorage{s: s, id: id, logs: logs}
+	if s.storages[id] == nil {
+		s.storages[id] = make(map[*gadgetStorage]struct{})
+	}
+	s.storages[id][st] = struct{}{}
+	return st
+}
+
+// Shutdown runs when the last reference to the Storage capability is gone.
+func (st *gadgetStorage) Shutdown() {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.storages[st.id], st)
+	if len(s.storages[st.id]) == 0 {
+		delete(s.storages, st.id)
+	}
 }
 
 var errGadgetGone = errors.New("gadget was removed")
@@ -77,7 +110,7 @@ func (st *gadgetStorage) end(callErr error) error {
 	defer cancel()
 	if err := st.s.store.Commit(ctx, st.id, tx.list(), st.s.cfg.maxStorageSize); err != nil {
 		st.s.cfg.logger.Error("committing gadget storage failed; the call fails", "gadget", st.id, "err", err)
-		st.logs.add(schema.LogLevel_error, "storage commit failed; the call that made these writes failed: "+err.Error())
+		st.logs.keep(schema.LogLevel_error, "storage commit failed; the call that made these writes failed: "+err.Error())
 		return err
 	}
 	return nil
@@ -98,11 +131,29 @@ func (tx *txBuffer) list() []store.Write {
 	return out
 }
 
+// admit checks that buffering w keeps the call within its limits.
+func (tx *txBuffer) admit(w store.Write, maxWrites int, maxBytes int64) error {
+	held := tx.held + bufferCost(w)
+	old, replaces := tx.writes[w.Key]
+	if replaces {
+		held -= bufferCost(old)
+	} else if len(tx.order) >= maxWrites {
+		return fmt.Errorf("storage call limit: this call has changed %d keys, the limit is %d; split the work over several calls", len(tx.order), maxWrites)
+	}
+	if held > maxBytes && held > tx.held {
+		return fmt.Errorf("storage call limit: this call's buffered writes would hold %d bytes, the limit is %d; split the work over several calls", held, maxBytes)
+	}
+	return nil
+}
+
 func (tx *txBuffer) record(w store.Write) {
-	if _, ok := tx.writes[w.Key]; !ok {
+	if old, ok := tx.writes[w.Key]; ok {
+		tx.held -= bufferCost(old)
+	} else {
 		tx.order = append(tx.order, w.Key)
 	}
 	tx.writes[w.Key] = w
+	tx.held += bufferCost(w)
 }
 
 // lookup reads key as the current call sees it. Callers hold mu.
@@ -191,6 +242,12 @@ func (st *gadgetStorage) write(ctx context.Context, w store.Write) error {
 	if st.closed {
 		return errGadgetGone
 	}
+	cfg := st.s.cfg
+	if st.tx != nil {
+		if err := st.tx.admit(w, cfg.maxCallWrites, cfg.maxCallBytes); err != nil {
+			return err
+		}
+	}
 	old, found, err := st.lookup(ctx, w.Key)
 	if err != nil {
 		return err
@@ -206,7 +263,7 @@ func (st *gadgetStorage) write(ctx context.Context, w store.Write) error {
 	if err != nil {
 		return err
 	}
-	limit := st.s.cfg.maxStorageSize
+	limit := cfg.maxStorageSize
 	if delta > 0 && size+delta > limit {
 		return fmt.Errorf("storage size limit: writing %q would bring this gadget's storage to %d bytes, over the limit of %d bytes", w.Key, size+delta, limit)
 	}
@@ -278,24 +335,42 @@ func (st *gadgetStorage) List(ctx context.Context, call schema.Storage_list) err
 	return nil
 }
 
-// listLocked overlays the open transaction on the stored entries. Buffered
-// deletes can hide at most one stored entry each, so reading that many more
-// than limit from the store is always enough.
+// listLocked overlays the open transaction on the stored entries, within
+// the list byte budget. Buffered deletes can hide at most one stored entry
+// each, so reading that many more than limit from the store is enough for
+// limit entries, unless the budget cut the read short. Then only keys up to
+// the last one read are known, and the answer ends there; if buffered
+// deletes hid all of those, it reads on, since an empty answer means the
+// end.
 func (st *gadgetStorage) listLocked(ctx context.Context, prefix, after string, limit int) ([]store.Entry, error) {
-	buffered := 0
-	if st.tx != nil {
-		buffered = len(st.tx.writes)
-	}
-	stored, err := st.s.store.List(ctx, st.id, prefix, after, limit+buffered)
-	if err != nil || st.tx == nil {
+	budget := st.s.cfg.maxListBytes
+	if st.tx == nil {
+		stored, _, err := st.s.store.List(ctx, st.id, prefix, after, limit, budget)
 		return stored, err
 	}
+	for {
+		stored, more, err := st.s.store.List(ctx, st.id, prefix, after, limit+len(st.tx.writes), budget)
+		if err != nil {
+			return nil, err
+		}
+		out := st.tx.overlay(stored, more, prefix, after)
+		if len(out) > 0 || !more {
+			return firstWithin(out, limit, budget), nil
+		}
+		after = stored[len(stored)-1].Key
+	}
+}
+
+// overlay merges the buffered writes under prefix and after into stored, in
+// key order. If more stored entries follow, writes past the last stored key
+// are left for a later page.
+func (tx *txBuffer) overlay(stored []store.Entry, more bool, prefix, after string) []store.Entry {
 	merged := make(map[string][]byte, len(stored))
 	for _, e := range stored {
 		merged[e.Key] = e.Value
 	}
-	for k, w := range st.tx.writes {
-		if !strings.HasPrefix(k, prefix) || k <= after {
+	for k, w := range tx.writes {
+		if !strings.HasPrefix(k, prefix) || k <= after || more && k > stored[len(stored)-1].Key {
 			continue
 		}
 		if w.Delete {
@@ -309,8 +384,18 @@ func (st *gadgetStorage) listLocked(ctx context.Context, prefix, after string, l
 		out = append(out, store.Entry{Key: k, Value: v})
 	}
 	slices.SortFunc(out, func(a, b store.Entry) int { return strings.Compare(a.Key, b.Key) })
-	if len(out) > limit {
-		out = out[:limit]
+	return out
+}
+
+// firstWithin returns the longest prefix of entries with at most limit
+// entries and budget bytes, but at least one entry.
+func firstWithin(entries []store.Entry, limit int, budget int64) []store.Entry {
+	var size int64
+	for i, e := range entries {
+		size += store.EntrySize(e.Key, e.Value)
+		if i == limit || i > 0 && size > budget {
+			return entries[:i]
+		}
 	}
-	return out, nil
+	return entries
 }

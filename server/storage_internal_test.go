@@ -24,8 +24,13 @@ func openTestServer(t *testing.T, opts ...Option) *Server {
 	return s
 }
 
-func storageClient(st *gadgetStorage) schema.Storage {
-	return schema.Storage(capserver.New(schema.Storage_Methods(nil, st), st, nil))
+// testStorage returns a storage of gadget id outside any sandbox, and a
+// client for it that the test releases.
+func testStorage(s *Server, id string) (*gadgetStorage, schema.Storage) {
+	s.mu.Lock()
+	st := s.newGadgetStorageLocked(id, newLogRing(s.cfg))
+	s.mu.Unlock()
+	return st, schema.Storage(capserver.New(schema.Storage_Methods(nil, st), st, st))
 }
 
 func put(ctx context.Context, s schema.Storage, key string, value []byte) error {
@@ -85,8 +90,7 @@ func stored(t *testing.T, s *Server, gadget, key string) bool {
 
 func TestStorageLimitsFailWithErrorsNamingTheLimit(t *testing.T) {
 	s := openTestServer(t, WithStorageLimits(8, 16, 40))
-	st := newGadgetStorage(s, "g", newLogRing(10, 100))
-	c := storageClient(st)
+	_, c := testStorage(s, "g")
 	ctx := context.Background()
 
 	for _, tc := range []struct {
@@ -124,8 +128,7 @@ func TestStorageLimitsFailWithErrorsNamingTheLimit(t *testing.T) {
 
 func TestStorageScopeCommitsOnSuccessAndDiscardsOnFailure(t *testing.T) {
 	s := openTestServer(t)
-	st := newGadgetStorage(s, "g", newLogRing(10, 100))
-	c := storageClient(st)
+	st, c := testStorage(s, "g")
 	ctx := context.Background()
 	for _, k := range []string{"n/1", "n/2"} {
 		if err := put(ctx, c, k, []byte(k)); err != nil {
@@ -228,7 +231,9 @@ func TestFailedGuestCallsDiscardTheirStorageWrites(t *testing.T) {
 }
 
 func TestLogRingKeepsTheNewestLinesAndCutsLongOnes(t *testing.T) {
-	r := newLogRing(3, 8)
+	cfg := defaultConfig()
+	WithLogLimits(3, 8)(&cfg)
+	r := newLogRing(cfg)
 	for _, m := range []string{"one", "two", "three", "four", "héééééé"} {
 		r.add(schema.LogLevel_info, m)
 	}

@@ -45,6 +45,9 @@ func (w *workspace) InstallBlueprint(ctx context.Context, call schema.Workspace_
 	if err != nil {
 		return err
 	}
+	if err := w.s.checkBlueprintQuota(ctx, w.user.ID); err != nil {
+		return err
+	}
 	// Compiling takes a while; let this user's other calls proceed.
 	call.Go()
 	installed, err := w.s.install(ctx, bp, false)
@@ -91,7 +94,7 @@ func (w *workspace) Create(ctx context.Context, call schema.Workspace_create) er
 		SessionInterface: bp.SessionInterface,
 		CreatedAt:        time.Now().UTC().Truncate(time.Millisecond),
 	}
-	if err := w.s.store.CreateGadget(ctx, g); err != nil {
+	if err := w.s.createGadget(ctx, g); err != nil {
 		return err
 	}
 	res, err := call.AllocResults()

@@ -15,12 +15,19 @@ import (
 	"github.com/gadgetd/gadgetd/schema"
 )
 
-// Default limits, the server's (see schema/gadget.capnp).
+// Default limits, the server's (see schema/gadget.capnp and server/options.go).
 const (
 	DefaultMaxKeyBytes   = 512
 	DefaultMaxValueBytes = 1 << 20
 	DefaultMaxTotalBytes = 64 << 20
+	DefaultMaxCallWrites = 100_000  // keys one call may change
+	DefaultMaxCallBytes  = 64 << 20 // bytes one call's buffered writes may hold
+	DefaultMaxListBytes  = 4 << 20  // bytes of keys and values in one list answer
 )
+
+// writeOverhead is what one buffered write counts beyond its key and value,
+// as on the server.
+const writeOverhead = 64
 
 // listLimit is the most entries one Storage.list returns, as on the server.
 const listLimit = 1000
@@ -38,16 +45,31 @@ func WithMaxValueBytes(n int) Option { return func(h *Host) { h.maxValue = n } }
 // keep.
 func WithMaxTotalBytes(n int) Option { return func(h *Host) { h.maxTotal = n } }
 
+// WithMaxCallWrites sets how many keys one call may change (puts and
+// deletes, of keys that exist or not).
+func WithMaxCallWrites(n int) Option { return func(h *Host) { h.maxCallWrites = n } }
+
+// WithMaxCallBytes sets how many bytes one call's buffered writes may hold,
+// each counted as its key, its value and writeOverhead.
+func WithMaxCallBytes(n int) Option { return func(h *Host) { h.maxCallBytes = n } }
+
+// WithMaxListBytes sets how many bytes of keys and values one Storage.list
+// answers with (always at least one entry).
+func WithMaxListBytes(n int) Option { return func(h *Host) { h.maxListBytes = n } }
+
 // Host is an in-memory schema.Host: storage with the server's per-call
 // transaction rule and limits, and a log. Its methods are safe for
 // concurrent use.
 type Host struct {
-	maxKey, maxValue, maxTotal int
+	maxKey, maxValue, maxTotal  int
+	maxCallWrites, maxCallBytes int
+	maxListBytes                int
 
 	mu        sync.Mutex
 	data      map[string][]byte // committed
 	size      int               // of data: keys plus values
 	pending   map[string][]byte // nil outside a call scope; nil value = delete
+	held      int               // bytes pending holds, by bufferCost
 	logs      []string
 	commits   int
 	listed    int
@@ -61,7 +83,12 @@ func New(opts ...Option) *Host {
 		maxKey:   DefaultMaxKeyBytes,
 		maxValue: DefaultMaxValueBytes,
 		maxTotal: DefaultMaxTotalBytes,
-		data:     map[string][]byte{},
+
+		maxCallWrites: DefaultMaxCallWrites,
+		maxCallBytes:  DefaultMaxCallBytes,
+		maxListBytes:  DefaultMaxListBytes,
+
+		data: map[string][]byte{},
 	}
 	for _, o := range opts {
 		o(h)
@@ -82,7 +109,7 @@ func (h *Host) Client() schema.Host {
 // call with writes cannot be committed; the writes are then discarded.
 func (h *Host) Begin() func(error) error {
 	h.mu.Lock()
-	h.pending = map[string][]byte{}
+	h.pending, h.held = map[string][]byte{}, 0
 	h.mu.Unlock()
 	return func(err error) error {
 		h.mu.Lock()
@@ -253,12 +280,24 @@ func (h *Host) write(k string, v []byte) error {
 		}
 	}
 	if h.pending != nil {
-		h.pending[k] = v
+		held := h.held + bufferCost(k, v)
+		old, replaces := h.pending[k]
+		if replaces {
+			held -= bufferCost(k, old)
+		} else if len(h.pending) >= h.maxCallWrites {
+			return fmt.Errorf("storage call limit: this call has changed %d keys, the limit is %d; split the work over several calls", len(h.pending), h.maxCallWrites)
+		}
+		if held > h.maxCallBytes && held > h.held {
+			return fmt.Errorf("storage call limit: this call's buffered writes would hold %d bytes, the limit is %d; split the work over several calls", held, h.maxCallBytes)
+		}
+		h.pending[k], h.held = v, held
 	} else {
 		h.apply(k, v)
 	}
 	return nil
 }
+
+func bufferCost(k string, v []byte) int { return len(k) + len(v) + writeOverhead }
 
 // apply commits one write. h.mu must be held.
 func (h *Host) apply(k string, v []byte) {
@@ -273,7 +312,8 @@ func (h *Host) apply(k string, v []byte) {
 }
 
 // list returns up to limit entries under prefix after after, in key order,
-// as the current call sees them. h.mu must be held.
+// as the current call sees them, within the list byte budget (but at least
+// one). h.mu must be held.
 func (h *Host) list(prefix, after string, limit int) (keys []string, vals [][]byte) {
 	for k := range h.data {
 		if strings.HasPrefix(k, prefix) && k > after {
@@ -288,12 +328,14 @@ func (h *Host) list(prefix, after string, limit int) (keys []string, vals [][]by
 		}
 	}
 	sort.Strings(keys)
-	if len(keys) > limit {
-		keys = keys[:limit]
-	}
-	vals = make([][]byte, len(keys))
+	size := 0
 	for i, k := range keys {
-		vals[i], _ = h.lookup(k)
+		v, _ := h.lookup(k)
+		size += len(k) + len(v)
+		if i == limit || i > 0 && size > h.maxListBytes {
+			return keys[:i], vals
+		}
+		vals = append(vals, v)
 	}
 	return keys, vals
 }

@@ -236,3 +236,30 @@ func TestRevokeAllAndLog(t *testing.T) {
 		t.Fatal("WaitLog")
 	}
 }
+
+// The server counts every buffered write against per-call limits and bounds
+// list answers by bytes (server/storage.go); the test Host does the same.
+func TestCallLimitsAndListBudgetMatchTheServers(t *testing.T) {
+	h := memhost.New(memhost.WithMaxCallWrites(3), memhost.WithMaxListBytes(10))
+	s := storage(t, h)
+	end := h.Begin()
+	for _, k := range []string{"a", "b", "c"} {
+		if err := del(s, "absent-"+k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := del(s, "absent-d"); err == nil || !strings.Contains(err.Error(), "this call has changed 3 keys, the limit is 3") {
+		t.Fatalf("fourth delete of an absent key = %v, want the call limit", err)
+	}
+	end(nil)
+
+	for _, k := range []string{"k1", "k2", "k3"} {
+		if err := h.Put(k, []byte("value")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each entry is 7 bytes: a budget of 10 answers with one at a time.
+	if got := list(t, s, "", "", 0); got != "k1=value" {
+		t.Fatalf("list = %q, want one entry within 10 bytes", got)
+	}
+}

@@ -22,7 +22,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,7 +62,13 @@ func NewID() string {
 }
 
 // BoltStore is the embedded Store, one bbolt file.
-type BoltStore struct{ db *bolt.DB }
+type BoltStore struct {
+	db *bolt.DB
+	// committer admits one Commit at a time, so a Commit waits for its
+	// turn here, where its context can end the wait, rather than inside
+	// bbolt, where nothing can (see data.go).
+	committer chan struct{}
+}
 
 var _ Store = (*BoltStore)(nil)
 
@@ -88,7 +93,7 @@ func Open(path string) (*BoltStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &BoltStore{db: db}, nil
+	return &BoltStore{db: db, committer: make(chan struct{}, 1)}, nil
 }
 
 // Close closes the file.
@@ -338,116 +343,5 @@ func (s *BoltStore) DeleteGadget(ctx context.Context, id string) error {
 			return err
 		}
 		return nil
-	})
-}
-
-// gadgetKV returns the gadget's data bucket and its size, or a nil bucket if
-// it has no data yet.
-func gadgetKV(tx *bolt.Tx, gadgetID string) (kv *bolt.Bucket, size int64) {
-	g := tx.Bucket(bucketData).Bucket([]byte(gadgetID))
-	if g == nil {
-		return nil, 0
-	}
-	if raw := g.Get(keySize); len(raw) == 8 {
-		size = int64(binary.BigEndian.Uint64(raw))
-	}
-	return g.Bucket(keyKV), size
-}
-
-func (s *BoltStore) Get(ctx context.Context, gadgetID, key string) ([]byte, bool, error) {
-	var (
-		value []byte
-		found bool
-	)
-	err := s.db.View(func(tx *bolt.Tx) error {
-		kv, _ := gadgetKV(tx, gadgetID)
-		if kv == nil {
-			return nil
-		}
-		// Get cannot tell a missing key from an empty value; a cursor can.
-		k, v := kv.Cursor().Seek([]byte(key))
-		if k != nil && string(k) == key {
-			value, found = bytes.Clone(v), true
-			if value == nil {
-				value = []byte{}
-			}
-		}
-		return nil
-	})
-	return value, found, err
-}
-
-func (s *BoltStore) List(ctx context.Context, gadgetID, prefix, after string, limit int) ([]Entry, error) {
-	var out []Entry
-	err := s.db.View(func(tx *bolt.Tx) error {
-		kv, _ := gadgetKV(tx, gadgetID)
-		if kv == nil {
-			return nil
-		}
-		c := kv.Cursor()
-		start := prefix
-		if after > start {
-			start = after
-		}
-		for k, v := c.Seek([]byte(start)); k != nil && len(out) < limit; k, v = c.Next() {
-			if !bytes.HasPrefix(k, []byte(prefix)) {
-				break
-			}
-			if string(k) == after {
-				continue
-			}
-			out = append(out, Entry{Key: string(k), Value: append([]byte{}, v...)})
-		}
-		return nil
-	})
-	return out, err
-}
-
-func (s *BoltStore) DataSize(ctx context.Context, gadgetID string) (int64, error) {
-	var size int64
-	err := s.db.View(func(tx *bolt.Tx) error {
-		_, size = gadgetKV(tx, gadgetID)
-		return nil
-	})
-	return size, err
-}
-
-func (s *BoltStore) Commit(ctx context.Context, gadgetID string, writes []Write, maxSize int64) error {
-	if len(writes) == 0 {
-		return nil
-	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		g, err := tx.Bucket(bucketData).CreateBucketIfNotExists([]byte(gadgetID))
-		if err != nil {
-			return err
-		}
-		kv, err := g.CreateBucketIfNotExists(keyKV)
-		if err != nil {
-			return err
-		}
-		_, size := gadgetKV(tx, gadgetID)
-		before := size
-		for _, w := range writes {
-			k, old := kv.Cursor().Seek([]byte(w.Key))
-			if k != nil && string(k) == w.Key {
-				size -= EntrySize(w.Key, old)
-			}
-			if w.Delete {
-				if err := kv.Delete([]byte(w.Key)); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := kv.Put([]byte(w.Key), w.Value); err != nil {
-				return err
-			}
-			size += EntrySize(w.Key, w.Value)
-		}
-		if size > maxSize && size > before {
-			return fmt.Errorf("%w: %d bytes would exceed the limit of %d", ErrQuota, size, maxSize)
-		}
-		var raw [8]byte
-		binary.BigEndian.PutUint64(raw[:], uint64(size))
-		return g.Put(keySize, raw[:])
 	})
 }

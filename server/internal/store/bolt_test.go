@@ -169,35 +169,6 @@ func TestCommitIsAtomicAndEnforcesTheQuota(t *testing.T) {
 	}
 }
 
-func TestListHonoursPrefixAfterAndLimit(t *testing.T) {
-	ctx := context.Background()
-	s := openStore(t, filepath.Join(t.TempDir(), "db"))
-	var writes []store.Write
-	for _, k := range []string{"a", "n/1", "n/2", "n/3", "n0", "z"} {
-		writes = append(writes, store.Write{Key: k, Value: []byte(k)})
-	}
-	if err := s.Commit(ctx, "g", writes, 1<<20); err != nil {
-		t.Fatal(err)
-	}
-	keys := func(es []store.Entry) (out []string) {
-		for _, e := range es {
-			out = append(out, e.Key)
-		}
-		return out
-	}
-	all, _ := s.List(ctx, "g", "n/", "", 10)
-	if !slices.Equal(keys(all), []string{"n/1", "n/2", "n/3"}) {
-		t.Fatalf("prefix: %v", keys(all))
-	}
-	page, _ := s.List(ctx, "g", "n/", "n/1", 1)
-	if !slices.Equal(keys(page), []string{"n/2"}) {
-		t.Fatalf("after+limit: %v", keys(page))
-	}
-	if other, _ := s.List(ctx, "other", "", "", 10); len(other) != 0 {
-		t.Fatalf("another gadget sees %v", keys(other))
-	}
-}
-
 func TestStateSurvivesReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "db")

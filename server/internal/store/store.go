@@ -108,13 +108,18 @@ type Store interface {
 	// Get reads one key of a gadget's data.
 	Get(ctx context.Context, gadgetID, key string) (value []byte, found bool, err error)
 	// List returns up to limit entries whose keys start with prefix and sort
-	// strictly after after, in byte order.
-	List(ctx context.Context, gadgetID, prefix, after string, limit int) ([]Entry, error)
+	// strictly after after, in byte order. It stops before an entry that
+	// would take the EntrySize of what it read past maxBytes, but always
+	// returns at least one entry if there is one. more reports that it
+	// stopped early: more entries may follow the last one returned.
+	List(ctx context.Context, gadgetID, prefix, after string, limit int, maxBytes int64) (entries []Entry, more bool, err error)
 	// DataSize is the sum of EntrySize over the gadget's data.
 	DataSize(ctx context.Context, gadgetID string) (int64, error)
 	// Commit applies writes atomically, in order. It fails with ErrQuota,
 	// applying nothing, if the result would exceed maxSize bytes while
-	// growing.
+	// growing. A Commit whose ctx ends while it waits for its turn, or
+	// before it writes, applies nothing; one that has begun to write cannot
+	// be cancelled.
 	Commit(ctx context.Context, gadgetID string, writes []Write, maxSize int64) error
 
 	Close() error

@@ -1,0 +1,419 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/client"
+	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
+	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server/internal/store"
+	"github.com/gadgetd/gadgetd/wasmhost"
+)
+
+// Without the per-call limits, one call could buffer any number of deletes
+// of keys that do not exist: they change no data size, so the size limit
+// never saw them (335,872 of them held 420 MB).
+func TestEveryBufferedWriteCountsAgainstTheCallLimits(t *testing.T) {
+	s := openTestServer(t, WithStorageCallLimits(100, 1<<20, 0))
+	st, c := testStorage(s, "g")
+	defer c.Release()
+	ctx := context.Background()
+
+	end := st.begin()
+	if err := put(ctx, c, "kept", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 99 {
+		if err := del(ctx, c, fmt.Sprintf("absent-%d", i)); err != nil {
+			t.Fatalf("delete %d: %v", i, err)
+		}
+	}
+	err := del(ctx, c, "absent-one-too-many")
+	requireContains(t, err, "storage call limit: this call has changed 100 keys, the limit is 100; split the work over several calls")
+	// Writing a key the call already changed holds nothing more.
+	if err := del(ctx, c, "absent-7"); err != nil {
+		t.Fatalf("deleting a key the call already deleted: %v", err)
+	}
+	// The rest of the transaction is kept.
+	if err := end(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !stored(t, s, "g", "kept") {
+		t.Fatal("the call's writes before the limit were not committed")
+	}
+
+	// Bytes count too: each delete of a 500-byte key holds its key and
+	// writeOverhead.
+	s = openTestServer(t, WithStorageCallLimits(1000, 10_000, 0))
+	st, c = testStorage(s, "g")
+	defer c.Release()
+	end = st.begin()
+	defer end(nil)
+	fits := 10_000 / (500 + writeOverhead)
+	for i := range fits {
+		if err := del(ctx, c, fmt.Sprintf("%0500d", i)); err != nil {
+			t.Fatalf("delete %d: %v", i, err)
+		}
+	}
+	err = del(ctx, c, fmt.Sprintf("%0500d", fits))
+	requireContains(t, err, fmt.Sprintf("storage call limit: this call's buffered writes would hold %d bytes, the limit is 10000", (fits+1)*(500+writeOverhead)))
+}
+
+// Without the byte budget, Storage.list read up to 1000 values of up to
+// 1 MiB each into host memory before the frame limit refused the answer.
+func TestListAnswersWithinItsByteBudgetAndPagesThroughEverything(t *testing.T) {
+	const budget = 3000
+	s := openTestServer(t, WithStorageCallLimits(0, 0, budget))
+	st, c := testStorage(s, "g")
+	defer c.Release()
+	ctx := context.Background()
+	var all []string
+	for i := range 10 {
+		k := fmt.Sprintf("k%d", i)
+		all = append(all, k)
+		if err := put(ctx, c, k, make([]byte, 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := func(after string) []string {
+		t.Helper()
+		f, release := c.List(ctx, func(p schema.Storage_list_Params) error { return p.SetAfter(after) })
+		defer release()
+		res, err := f.Struct()
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := res.Entries()
+		var keys []string
+		var size int64
+		for i := 0; i < entries.Len(); i++ {
+			k, _ := entries.At(i).Key()
+			v, _ := entries.At(i).Value()
+			keys = append(keys, k)
+			size += store.EntrySize(k, v)
+		}
+		if size > budget {
+			t.Fatalf("a list answer held %d bytes of keys and values, over the budget of %d", size, budget)
+		}
+		return keys
+	}
+	pageAll := func() []string {
+		var got []string
+		for after := ""; ; {
+			keys := page(after)
+			if len(keys) == 0 {
+				return got
+			}
+			got = append(got, keys...)
+			after = keys[len(keys)-1]
+		}
+	}
+	if got := pageAll(); strings.Join(got, ",") != strings.Join(all, ",") {
+		t.Fatalf("paging read %v, want %v", got, all)
+	}
+
+	// Inside a call: deletes hiding every entry of the first stored page
+	// must not end the listing early, and a buffered put past the page must
+	// not skip the stored keys before it.
+	end := st.begin()
+	defer end(nil)
+	for _, k := range []string{"k0", "k1", "k2", "k3"} {
+		if err := del(ctx, c, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := put(ctx, c, "k99", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]string{}, all[4:]...), "k99")
+	if got := pageAll(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("paging inside a call read %v, want %v", got, want)
+	}
+}
+
+func TestLogRingIsBoundedByBytes(t *testing.T) {
+	cfg := defaultConfig()
+	WithLogBytes(1000)(&cfg)
+	r := newLogRing(cfg)
+	for i := range 50 {
+		r.add(schema.LogLevel_info, fmt.Sprintf("%02d%s", i, strings.Repeat("x", 98)))
+	}
+	lines := r.newest(1000)
+	held := 0
+	for _, l := range lines {
+		held += l.cost()
+	}
+	if held > 1000 || len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1].message, "49") {
+		t.Fatalf("ring holds %d lines, %d bytes by cost (limit 1000), newest %q", len(lines), held, lines[len(lines)-1].message)
+	}
+}
+
+// hostileGadgets installs the hostile test guest (its session is a Storage
+// whose get runs a command) as blueprint versions "1" and "2" on s.
+func hostileGadgets(t *testing.T, s *Server) {
+	t.Helper()
+	for _, version := range []string{"1", "2"} {
+		hostile := store.Blueprint{
+			Name: "hostile", Version: version, SessionInterface: schema.Storage_TypeID,
+			Wasm:        blueprinttest.Wasm(t, "wasmhost/internal/testguests/hostile"),
+			SchemaNodes: blueprinttest.Schema(t, "schema", "gadget.capnp"),
+		}
+		if _, err := s.install(context.Background(), hostile, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// serve serves s on loopback and returns a workspace of a fresh user, over a
+// real connection.
+func serve(t *testing.T, s *Server) schema.Workspace {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.ServeCapnp(ln)
+	ctx := context.Background()
+	conn, err := client.Dial(ctx, ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	token, err := s.IssueToken(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, release := conn.Login(ctx, token)
+	t.Cleanup(release)
+	return ws
+}
+
+// newGadget creates a gadget of blueprint through ws and returns its id and
+// a Gadget capability that the test releases.
+func newGadget(t *testing.T, ws schema.Workspace, blueprint string) (string, schema.Gadget) {
+	t.Helper()
+	f, release := ws.Create(context.Background(), func(p schema.Workspace_create_Params) error { return p.SetBlueprint(blueprint) })
+	t.Cleanup(release)
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := res.Info()
+	id, _ := info.Id()
+	return id, res.Gadget()
+}
+
+// openSession opens a session of g; release drops the client's reference.
+func openSession(t *testing.T, g schema.Gadget) (session capnp.Client, release func()) {
+	t.Helper()
+	f, rel := g.Open(context.Background(), nil)
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	session = res.Session().AddRef()
+	rel()
+	return session, session.Release
+}
+
+func increment(t *testing.T, session capnp.Client) int64 {
+	t.Helper()
+	f, release := counterpb.Counter(session).Increment(context.Background(), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatalf("increment: %v", err)
+	}
+	return res.Value()
+}
+
+func hostileCommand(t *testing.T, session capnp.Client, cmd string) error {
+	t.Helper()
+	_, _, err := getValue(context.Background(), schema.Storage(session), cmd)
+	return err
+}
+
+// eventually waits for cond, failing after a bound far past what it needs.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not true after 20 s: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Before, every gadget ever opened kept its sandbox worker, timer and log
+// ring for the server's lifetime (100 gadgets: +518 MiB), and every compiled
+// module stayed in memory.
+func TestIdleGadgetsAndModulesAreLetGoButHeldSessionsKeepTheirs(t *testing.T) {
+	s := openTestServer(t,
+		WithWasmOptions(wasmhost.WithIdleTimeout(50*time.Millisecond)),
+		WithIdleShellTimeout(50*time.Millisecond),
+		WithMaxIdleModules(1))
+	if _, err := s.InstallBuiltin(context.Background(), blueprinttest.ExampleBundle(t, "counter")); err != nil {
+		t.Fatal(err)
+	}
+	hostileGadgets(t, s) // two versions: two more modules
+	ws := serve(t, s)
+
+	_, held := newGadget(t, ws, "counter")
+	heldSession, releaseHeld := openSession(t, held)
+	increment(t, heldSession)
+	var ids []string
+	for range 5 {
+		id, g := newGadget(t, ws, "counter")
+		ids = append(ids, id)
+		session, release := openSession(t, g)
+		increment(t, session)
+		release()
+	}
+	for _, version := range []string{"1", "2"} {
+		_, g := newGadgetOfVersion(t, s, ws, "hostile", version)
+		session, release := openSession(t, g)
+		if err := hostileCommand(t, session, "ok"); err != nil {
+			t.Fatal(err)
+		}
+		release()
+	}
+	if n := s.liveShells(); n < 2 {
+		t.Fatalf("only %d live gadgets right after use", n)
+	}
+
+	// Everything but the held session's gadget goes; of the modules only
+	// the one it uses and one idle one stay.
+	eventually(t, "idle gadgets are let go", func() bool { return s.liveShells() == 1 })
+	eventually(t, "idle modules past the cap are freed", func() bool { return s.loadedModules() == 2 })
+
+	// The held session's instance has been evicted (50 ms idle) meanwhile,
+	// yet its gadget stayed: the session still works.
+	eventually(t, "the held session's instance is evicted", func() bool { return s.rt.LiveInstances() == 0 })
+	if s.liveShells() != 1 {
+		t.Fatalf("%d live gadgets while a session is held, want 1", s.liveShells())
+	}
+	if v := increment(t, heldSession); v != 2 {
+		t.Fatalf("held session after eviction counted %d, want 2", v)
+	}
+
+	releaseHeld()
+	eventually(t, "the last gadget is let go once its session is released", func() bool { return s.liveShells() == 0 })
+	eventually(t, "modules shrink to the idle cap", func() bool { return s.loadedModules() == 1 })
+
+	// A gadget that was let go starts again on next use, with its data.
+	g := gadgetByID(t, ws, ids[0])
+	session, release := openSession(t, g)
+	defer release()
+	if v := increment(t, session); v != 2 {
+		t.Fatalf("a gadget started again counted %d, want 2", v)
+	}
+}
+
+// newGadgetOfVersion creates a gadget of one version of a builtin blueprint
+// (Workspace.create always takes the newest) directly in the store.
+func newGadgetOfVersion(t *testing.T, s *Server, ws schema.Workspace, name, version string) (string, schema.Gadget) {
+	t.Helper()
+	ctx := context.Background()
+	u, err := s.store.UserByName(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := store.Gadget{ID: store.NewID(), Name: name, OwnerID: u.ID, BlueprintName: name, BlueprintVersion: version,
+		SessionInterface: schema.Storage_TypeID, CreatedAt: time.Now()}
+	if err := s.store.CreateGadget(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	return g.ID, gadgetByID(t, ws, g.ID)
+}
+
+func gadgetByID(t *testing.T, ws schema.Workspace, id string) schema.Gadget {
+	t.Helper()
+	f, release := ws.Open(context.Background(), func(p schema.Workspace_open_Params) error { return p.SetId(id) })
+	t.Cleanup(release)
+	return f.Gadget()
+}
+
+// The schema promises that a flood of Host.log is rate limited; before, a
+// guest logging in a loop had every line kept (13k lines of 4 KiB in 0.3 s).
+func TestHostLogFloodIsRateLimitedAndTheDropsAreCounted(t *testing.T) {
+	s := openTestServer(t,
+		WithWasmOptions(wasmhost.WithCallTimeout(300*time.Millisecond)),
+		WithLogRateLimit(0.001, 20))
+	hostileGadgets(t, s)
+	ws := serve(t, s)
+	id, g := newGadget(t, ws, "hostile")
+	session, release := openSession(t, g)
+	defer release()
+	// hostloop logs until the call deadline stops it.
+	if err := hostileCommand(t, session, "hostloop"); err == nil {
+		t.Fatal("hostloop returned")
+	}
+	lines := s.logsOf(id).newest(maxLogsAnswerLineCount)
+	if len(lines) > 21 {
+		t.Fatalf("the log kept %d lines of a flood, want at most the burst of 20 and one count", len(lines))
+	}
+	last := lines[len(lines)-1].message
+	var dropped int
+	if _, err := fmt.Sscanf(last, "%d log lines dropped", &dropped); err != nil || dropped < 100 {
+		t.Fatalf("last line %q, want a count of the many dropped lines", last)
+	}
+}
+
+func requireContains(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error = %v, want one containing %q", err, want)
+	}
+}
+
+// Before, a user could install blueprint versions without bound. (In
+// process: the installation path over the network is being reworked.)
+func TestBlueprintVersionsPerUserAreBounded(t *testing.T) {
+	s := openTestServer(t, WithUserQuotas(0, 2))
+	ctx := context.Background()
+	workspaceOf := func(name string) schema.Workspace {
+		u, err := s.store.CreateUser(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := &workspace{s: s, user: u}
+		c := schema.Workspace(capserver.New(schema.Workspace_Methods(nil, ws), ws, nil))
+		t.Cleanup(c.Release)
+		return c
+	}
+	b := *blueprinttest.ExampleBundle(t, "counter")
+	b.Name = "my-counter"
+	install := func(ws schema.Workspace, version string) error {
+		b.Version = version
+		f, release := ws.InstallBlueprint(ctx, func(p schema.Workspace_installBlueprint_Params) error {
+			bundle, err := p.NewBundle()
+			if err != nil {
+				return err
+			}
+			return b.Fill(bundle)
+		})
+		defer release()
+		_, err := f.Struct()
+		return err
+	}
+	alice := workspaceOf("alice")
+	for _, v := range []string{"1.0.0", "1.0.1"} {
+		if err := install(alice, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	requireContains(t, install(alice, "1.0.2"), "you have 2 blueprint versions installed, the limit is 2")
+	if err := install(workspaceOf("bob"), "1.0.0"); err != nil {
+		t.Fatalf("bob's first blueprint: %v", err)
+	}
+}

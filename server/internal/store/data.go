@@ -1,0 +1,173 @@
+package store
+
+// Gadget data: each gadget's key-value pairs and their total size.
+//
+// Contexts. bbolt cannot cancel a transaction, and its writer lock cannot be
+// waited on with a deadline. So every method here checks its context before
+// it starts, long scans check it as they go, and Commit queues for the
+// store's one writer slot (BoltStore.committer) in a select that the context
+// can end. What no context can bound is the commit of a transaction that has
+// started: bbolt writes and fsyncs it to the end, and any other writer
+// (user, token or blueprint changes, which do not queue for the slot) holds
+// bbolt's lock for the length of its own transaction.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ctxCheckEvery is how many entries a scan or commit handles between looks
+// at its context.
+const ctxCheckEvery = 256
+
+// gadgetKV returns the gadget's data bucket and its size, or a nil bucket if
+// it has no data yet.
+func gadgetKV(tx *bolt.Tx, gadgetID string) (kv *bolt.Bucket, size int64) {
+	g := tx.Bucket(bucketData).Bucket([]byte(gadgetID))
+	if g == nil {
+		return nil, 0
+	}
+	if raw := g.Get(keySize); len(raw) == 8 {
+		size = int64(binary.BigEndian.Uint64(raw))
+	}
+	return g.Bucket(keyKV), size
+}
+
+// view runs fn in a read transaction unless ctx is already done.
+func (s *BoltStore) view(ctx context.Context, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(fn)
+}
+
+func (s *BoltStore) Get(ctx context.Context, gadgetID, key string) ([]byte, bool, error) {
+	var (
+		value []byte
+		found bool
+	)
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		kv, _ := gadgetKV(tx, gadgetID)
+		if kv == nil {
+			return nil
+		}
+		// Get cannot tell a missing key from an empty value; a cursor can.
+		k, v := kv.Cursor().Seek([]byte(key))
+		if k != nil && string(k) == key {
+			value, found = bytes.Clone(v), true
+			if value == nil {
+				value = []byte{}
+			}
+		}
+		return nil
+	})
+	return value, found, err
+}
+
+func (s *BoltStore) List(ctx context.Context, gadgetID, prefix, after string, limit int, maxBytes int64) (entries []Entry, more bool, err error) {
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		kv, _ := gadgetKV(tx, gadgetID)
+		if kv == nil {
+			return nil
+		}
+		c := kv.Cursor()
+		start := prefix
+		if after > start {
+			start = after
+		}
+		var size int64
+		for k, v := c.Seek([]byte(start)); k != nil && bytes.HasPrefix(k, []byte(prefix)); k, v = c.Next() {
+			if string(k) == after {
+				continue
+			}
+			n := EntrySize(string(k), v)
+			if len(entries) == limit || (len(entries) > 0 && size+n > maxBytes) {
+				more = true
+				return nil
+			}
+			if len(entries)%ctxCheckEvery == ctxCheckEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			entries = append(entries, Entry{Key: string(k), Value: bytes.Clone(v)})
+			if entries[len(entries)-1].Value == nil {
+				entries[len(entries)-1].Value = []byte{}
+			}
+			size += n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return entries, more, nil
+}
+
+func (s *BoltStore) DataSize(ctx context.Context, gadgetID string) (int64, error) {
+	var size int64
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		_, size = gadgetKV(tx, gadgetID)
+		return nil
+	})
+	return size, err
+}
+
+func (s *BoltStore) Commit(ctx context.Context, gadgetID string, writes []Write, maxSize int64) error {
+	if len(writes) == 0 {
+		return nil
+	}
+	select {
+	case s.committer <- struct{}{}:
+		defer func() { <-s.committer }()
+	case <-ctx.Done():
+		return fmt.Errorf("storage commit did not start: %w", ctx.Err())
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("storage commit did not start: %w", err)
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		g, err := tx.Bucket(bucketData).CreateBucketIfNotExists([]byte(gadgetID))
+		if err != nil {
+			return err
+		}
+		kv, err := g.CreateBucketIfNotExists(keyKV)
+		if err != nil {
+			return err
+		}
+		_, size := gadgetKV(tx, gadgetID)
+		before := size
+		for i, w := range writes {
+			if i%ctxCheckEvery == ctxCheckEvery-1 {
+				// Returning an error rolls the transaction back.
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("storage commit abandoned before writing: %w", err)
+				}
+			}
+			k, old := kv.Cursor().Seek([]byte(w.Key))
+			if k != nil && string(k) == w.Key {
+				size -= EntrySize(w.Key, old)
+			}
+			if w.Delete {
+				if err := kv.Delete([]byte(w.Key)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := kv.Put([]byte(w.Key), w.Value); err != nil {
+				return err
+			}
+			size += EntrySize(w.Key, w.Value)
+		}
+		if size > maxSize && size > before {
+			return fmt.Errorf("%w: %d bytes would exceed the limit of %d", ErrQuota, size, maxSize)
+		}
+		var raw [8]byte
+		binary.BigEndian.PutUint64(raw[:], uint64(size))
+		return g.Put(keySize, raw[:])
+	})
+}
