@@ -66,6 +66,41 @@ interface Workspace {
   remove @5 (id :Text);
   # Deletes a gadget and its storage. Owner only. Every outstanding
   # capability to it, and every session opened from it, fails from then on.
+
+  tokens @6 () -> (tokens :List(TokenInfo));
+  # This user's login tokens, oldest first: their public ids and labels,
+  # never the secrets (the server keeps only hashes).
+
+  newToken @7 (label :Text, validForSeconds :UInt64) -> (token :Text, info :TokenInfo);
+  # Issues another login token for this user. `label` (at most 200 bytes)
+  # says where it will be used; `validForSeconds` 0 means it never expires.
+  # The secret is in `token` and nowhere else: it cannot be shown again.
+  # A user may hold a bounded number of tokens; past it this fails until one
+  # is revoked.
+
+  revokeToken @8 (id :Text);
+  # Revokes one of this user's tokens by its id. It no longer logs in, and
+  # every Workspace and Gadget capability obtained with it fails from its
+  # next call with "the token this capability was obtained with was revoked".
+  # Revoking the token this workspace came from is allowed and ends it. An id
+  # that is not one of this user's tokens fails with "unknown token id",
+  # whoever else's it may be.
+}
+
+struct TokenInfo {
+  id @0 :Text;
+  # Short public handle, for revokeToken.
+
+  label @1 :Text;
+
+  createdAt @2 :Int64;
+  # Unix time in milliseconds.
+
+  expiresAt @3 :Int64;
+  # Unix time in milliseconds; 0 for a token that never expires.
+
+  current @4 :Bool;
+  # True for the token this workspace was obtained with.
 }
 
 interface Gadget {

@@ -591,6 +591,66 @@ func (c Workspace) Remove(ctx context.Context, params func(Workspace_remove_Para
 
 }
 
+func (c Workspace) Tokens(ctx context.Context, params func(Workspace_tokens_Params) error) (Workspace_tokens_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      6,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "tokens",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_tokens_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_tokens_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Workspace) NewToken(ctx context.Context, params func(Workspace_newToken_Params) error) (Workspace_newToken_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      7,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "newToken",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 8, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_newToken_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_newToken_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Workspace) RevokeToken(ctx context.Context, params func(Workspace_revokeToken_Params) error) (Workspace_revokeToken_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      8,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "revokeToken",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_revokeToken_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_revokeToken_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Workspace) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -675,6 +735,12 @@ type Workspace_Server interface {
 	Open(context.Context, Workspace_open) error
 
 	Remove(context.Context, Workspace_remove) error
+
+	Tokens(context.Context, Workspace_tokens) error
+
+	NewToken(context.Context, Workspace_newToken) error
+
+	RevokeToken(context.Context, Workspace_revokeToken) error
 }
 
 // Workspace_NewServer creates a new Server from an implementation of Workspace_Server.
@@ -693,7 +759,7 @@ func Workspace_ServerToClient(s Workspace_Server) Workspace {
 // This can be used to create a more complicated Server.
 func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 6)
+		methods = make([]server.Method, 0, 9)
 	}
 
 	methods = append(methods, server.Method{
@@ -765,6 +831,42 @@ func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Met
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Remove(ctx, Workspace_remove{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      6,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "tokens",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Tokens(ctx, Workspace_tokens{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      7,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "newToken",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.NewToken(ctx, Workspace_newToken{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      8,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "revokeToken",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.RevokeToken(ctx, Workspace_revokeToken{call})
 		},
 	})
 
@@ -871,6 +973,57 @@ func (c Workspace_remove) Args() Workspace_remove_Params {
 func (c Workspace_remove) AllocResults() (Workspace_remove_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
 	return Workspace_remove_Results(r), err
+}
+
+// Workspace_tokens holds the state for a server call to Workspace.tokens.
+// See server.Call for documentation.
+type Workspace_tokens struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_tokens) Args() Workspace_tokens_Params {
+	return Workspace_tokens_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_tokens) AllocResults() (Workspace_tokens_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_tokens_Results(r), err
+}
+
+// Workspace_newToken holds the state for a server call to Workspace.newToken.
+// See server.Call for documentation.
+type Workspace_newToken struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_newToken) Args() Workspace_newToken_Params {
+	return Workspace_newToken_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_newToken) AllocResults() (Workspace_newToken_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 2})
+	return Workspace_newToken_Results(r), err
+}
+
+// Workspace_revokeToken holds the state for a server call to Workspace.revokeToken.
+// See server.Call for documentation.
+type Workspace_revokeToken struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_revokeToken) Args() Workspace_revokeToken_Params {
+	return Workspace_revokeToken_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_revokeToken) AllocResults() (Workspace_revokeToken_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_revokeToken_Results(r), err
 }
 
 // Workspace_List is a list of Workspace.
@@ -1895,6 +2048,629 @@ type Workspace_remove_Results_Future struct{ *capnp.Future }
 func (f Workspace_remove_Results_Future) Struct() (Workspace_remove_Results, error) {
 	p, err := f.Future.Ptr()
 	return Workspace_remove_Results(p.Struct()), err
+}
+
+type Workspace_tokens_Params capnp.Struct
+
+// Workspace_tokens_Params_TypeID is the unique identifier for the type Workspace_tokens_Params.
+const Workspace_tokens_Params_TypeID = 0xbf0e253dd1b659f7
+
+func NewWorkspace_tokens_Params(s *capnp.Segment) (Workspace_tokens_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_tokens_Params(st), err
+}
+
+func NewRootWorkspace_tokens_Params(s *capnp.Segment) (Workspace_tokens_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_tokens_Params(st), err
+}
+
+func ReadRootWorkspace_tokens_Params(msg *capnp.Message) (Workspace_tokens_Params, error) {
+	root, err := msg.Root()
+	return Workspace_tokens_Params(root.Struct()), err
+}
+
+func (s Workspace_tokens_Params) String() string {
+	str, _ := text.Marshal(0xbf0e253dd1b659f7, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_tokens_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_tokens_Params) DecodeFromPtr(p capnp.Ptr) Workspace_tokens_Params {
+	return Workspace_tokens_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_tokens_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_tokens_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_tokens_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_tokens_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Workspace_tokens_Params_List is a list of Workspace_tokens_Params.
+type Workspace_tokens_Params_List = capnp.StructList[Workspace_tokens_Params]
+
+// NewWorkspace_tokens_Params creates a new list of Workspace_tokens_Params.
+func NewWorkspace_tokens_Params_List(s *capnp.Segment, sz int32) (Workspace_tokens_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Workspace_tokens_Params](l), err
+}
+
+// Workspace_tokens_Params_Future is a wrapper for a Workspace_tokens_Params promised by a client call.
+type Workspace_tokens_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_tokens_Params_Future) Struct() (Workspace_tokens_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_tokens_Params(p.Struct()), err
+}
+
+type Workspace_tokens_Results capnp.Struct
+
+// Workspace_tokens_Results_TypeID is the unique identifier for the type Workspace_tokens_Results.
+const Workspace_tokens_Results_TypeID = 0x82c16c43f8793e66
+
+func NewWorkspace_tokens_Results(s *capnp.Segment) (Workspace_tokens_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_tokens_Results(st), err
+}
+
+func NewRootWorkspace_tokens_Results(s *capnp.Segment) (Workspace_tokens_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_tokens_Results(st), err
+}
+
+func ReadRootWorkspace_tokens_Results(msg *capnp.Message) (Workspace_tokens_Results, error) {
+	root, err := msg.Root()
+	return Workspace_tokens_Results(root.Struct()), err
+}
+
+func (s Workspace_tokens_Results) String() string {
+	str, _ := text.Marshal(0x82c16c43f8793e66, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_tokens_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_tokens_Results) DecodeFromPtr(p capnp.Ptr) Workspace_tokens_Results {
+	return Workspace_tokens_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_tokens_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_tokens_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_tokens_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_tokens_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_tokens_Results) Tokens() (TokenInfo_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return TokenInfo_List(p.List()), err
+}
+
+func (s Workspace_tokens_Results) HasTokens() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_tokens_Results) SetTokens(v TokenInfo_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewTokens sets the tokens field to a newly
+// allocated TokenInfo_List, preferring placement in s's segment.
+func (s Workspace_tokens_Results) NewTokens(n int32) (TokenInfo_List, error) {
+	l, err := NewTokenInfo_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return TokenInfo_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Workspace_tokens_Results_List is a list of Workspace_tokens_Results.
+type Workspace_tokens_Results_List = capnp.StructList[Workspace_tokens_Results]
+
+// NewWorkspace_tokens_Results creates a new list of Workspace_tokens_Results.
+func NewWorkspace_tokens_Results_List(s *capnp.Segment, sz int32) (Workspace_tokens_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_tokens_Results](l), err
+}
+
+// Workspace_tokens_Results_Future is a wrapper for a Workspace_tokens_Results promised by a client call.
+type Workspace_tokens_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_tokens_Results_Future) Struct() (Workspace_tokens_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_tokens_Results(p.Struct()), err
+}
+
+type Workspace_newToken_Params capnp.Struct
+
+// Workspace_newToken_Params_TypeID is the unique identifier for the type Workspace_newToken_Params.
+const Workspace_newToken_Params_TypeID = 0x848f26f4a52e155b
+
+func NewWorkspace_newToken_Params(s *capnp.Segment) (Workspace_newToken_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return Workspace_newToken_Params(st), err
+}
+
+func NewRootWorkspace_newToken_Params(s *capnp.Segment) (Workspace_newToken_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return Workspace_newToken_Params(st), err
+}
+
+func ReadRootWorkspace_newToken_Params(msg *capnp.Message) (Workspace_newToken_Params, error) {
+	root, err := msg.Root()
+	return Workspace_newToken_Params(root.Struct()), err
+}
+
+func (s Workspace_newToken_Params) String() string {
+	str, _ := text.Marshal(0x848f26f4a52e155b, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_newToken_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_newToken_Params) DecodeFromPtr(p capnp.Ptr) Workspace_newToken_Params {
+	return Workspace_newToken_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_newToken_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_newToken_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_newToken_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_newToken_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_newToken_Params) Label() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Workspace_newToken_Params) HasLabel() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_newToken_Params) LabelBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Workspace_newToken_Params) SetLabel(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Workspace_newToken_Params) ValidForSeconds() uint64 {
+	return capnp.Struct(s).Uint64(0)
+}
+
+func (s Workspace_newToken_Params) SetValidForSeconds(v uint64) {
+	capnp.Struct(s).SetUint64(0, v)
+}
+
+// Workspace_newToken_Params_List is a list of Workspace_newToken_Params.
+type Workspace_newToken_Params_List = capnp.StructList[Workspace_newToken_Params]
+
+// NewWorkspace_newToken_Params creates a new list of Workspace_newToken_Params.
+func NewWorkspace_newToken_Params_List(s *capnp.Segment, sz int32) (Workspace_newToken_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_newToken_Params](l), err
+}
+
+// Workspace_newToken_Params_Future is a wrapper for a Workspace_newToken_Params promised by a client call.
+type Workspace_newToken_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_newToken_Params_Future) Struct() (Workspace_newToken_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_newToken_Params(p.Struct()), err
+}
+
+type Workspace_newToken_Results capnp.Struct
+
+// Workspace_newToken_Results_TypeID is the unique identifier for the type Workspace_newToken_Results.
+const Workspace_newToken_Results_TypeID = 0xe4664272aa3c57ae
+
+func NewWorkspace_newToken_Results(s *capnp.Segment) (Workspace_newToken_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2})
+	return Workspace_newToken_Results(st), err
+}
+
+func NewRootWorkspace_newToken_Results(s *capnp.Segment) (Workspace_newToken_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2})
+	return Workspace_newToken_Results(st), err
+}
+
+func ReadRootWorkspace_newToken_Results(msg *capnp.Message) (Workspace_newToken_Results, error) {
+	root, err := msg.Root()
+	return Workspace_newToken_Results(root.Struct()), err
+}
+
+func (s Workspace_newToken_Results) String() string {
+	str, _ := text.Marshal(0xe4664272aa3c57ae, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_newToken_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_newToken_Results) DecodeFromPtr(p capnp.Ptr) Workspace_newToken_Results {
+	return Workspace_newToken_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_newToken_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_newToken_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_newToken_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_newToken_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_newToken_Results) Token() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Workspace_newToken_Results) HasToken() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_newToken_Results) TokenBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Workspace_newToken_Results) SetToken(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Workspace_newToken_Results) Info() (TokenInfo, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return TokenInfo(p.Struct()), err
+}
+
+func (s Workspace_newToken_Results) HasInfo() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s Workspace_newToken_Results) SetInfo(v TokenInfo) error {
+	return capnp.Struct(s).SetPtr(1, capnp.Struct(v).ToPtr())
+}
+
+// NewInfo sets the info field to a newly
+// allocated TokenInfo struct, preferring placement in s's segment.
+func (s Workspace_newToken_Results) NewInfo() (TokenInfo, error) {
+	ss, err := NewTokenInfo(capnp.Struct(s).Segment())
+	if err != nil {
+		return TokenInfo{}, err
+	}
+	err = capnp.Struct(s).SetPtr(1, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+// Workspace_newToken_Results_List is a list of Workspace_newToken_Results.
+type Workspace_newToken_Results_List = capnp.StructList[Workspace_newToken_Results]
+
+// NewWorkspace_newToken_Results creates a new list of Workspace_newToken_Results.
+func NewWorkspace_newToken_Results_List(s *capnp.Segment, sz int32) (Workspace_newToken_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2}, sz)
+	return capnp.StructList[Workspace_newToken_Results](l), err
+}
+
+// Workspace_newToken_Results_Future is a wrapper for a Workspace_newToken_Results promised by a client call.
+type Workspace_newToken_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_newToken_Results_Future) Struct() (Workspace_newToken_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_newToken_Results(p.Struct()), err
+}
+func (p Workspace_newToken_Results_Future) Info() TokenInfo_Future {
+	return TokenInfo_Future{Future: p.Future.Field(1, nil)}
+}
+
+type Workspace_revokeToken_Params capnp.Struct
+
+// Workspace_revokeToken_Params_TypeID is the unique identifier for the type Workspace_revokeToken_Params.
+const Workspace_revokeToken_Params_TypeID = 0xebd287194e8d9f47
+
+func NewWorkspace_revokeToken_Params(s *capnp.Segment) (Workspace_revokeToken_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_revokeToken_Params(st), err
+}
+
+func NewRootWorkspace_revokeToken_Params(s *capnp.Segment) (Workspace_revokeToken_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_revokeToken_Params(st), err
+}
+
+func ReadRootWorkspace_revokeToken_Params(msg *capnp.Message) (Workspace_revokeToken_Params, error) {
+	root, err := msg.Root()
+	return Workspace_revokeToken_Params(root.Struct()), err
+}
+
+func (s Workspace_revokeToken_Params) String() string {
+	str, _ := text.Marshal(0xebd287194e8d9f47, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_revokeToken_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_revokeToken_Params) DecodeFromPtr(p capnp.Ptr) Workspace_revokeToken_Params {
+	return Workspace_revokeToken_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_revokeToken_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_revokeToken_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_revokeToken_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_revokeToken_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_revokeToken_Params) Id() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Workspace_revokeToken_Params) HasId() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_revokeToken_Params) IdBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Workspace_revokeToken_Params) SetId(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Workspace_revokeToken_Params_List is a list of Workspace_revokeToken_Params.
+type Workspace_revokeToken_Params_List = capnp.StructList[Workspace_revokeToken_Params]
+
+// NewWorkspace_revokeToken_Params creates a new list of Workspace_revokeToken_Params.
+func NewWorkspace_revokeToken_Params_List(s *capnp.Segment, sz int32) (Workspace_revokeToken_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_revokeToken_Params](l), err
+}
+
+// Workspace_revokeToken_Params_Future is a wrapper for a Workspace_revokeToken_Params promised by a client call.
+type Workspace_revokeToken_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_revokeToken_Params_Future) Struct() (Workspace_revokeToken_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_revokeToken_Params(p.Struct()), err
+}
+
+type Workspace_revokeToken_Results capnp.Struct
+
+// Workspace_revokeToken_Results_TypeID is the unique identifier for the type Workspace_revokeToken_Results.
+const Workspace_revokeToken_Results_TypeID = 0x97db6f9a14f31941
+
+func NewWorkspace_revokeToken_Results(s *capnp.Segment) (Workspace_revokeToken_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_revokeToken_Results(st), err
+}
+
+func NewRootWorkspace_revokeToken_Results(s *capnp.Segment) (Workspace_revokeToken_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_revokeToken_Results(st), err
+}
+
+func ReadRootWorkspace_revokeToken_Results(msg *capnp.Message) (Workspace_revokeToken_Results, error) {
+	root, err := msg.Root()
+	return Workspace_revokeToken_Results(root.Struct()), err
+}
+
+func (s Workspace_revokeToken_Results) String() string {
+	str, _ := text.Marshal(0x97db6f9a14f31941, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_revokeToken_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_revokeToken_Results) DecodeFromPtr(p capnp.Ptr) Workspace_revokeToken_Results {
+	return Workspace_revokeToken_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_revokeToken_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_revokeToken_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_revokeToken_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_revokeToken_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Workspace_revokeToken_Results_List is a list of Workspace_revokeToken_Results.
+type Workspace_revokeToken_Results_List = capnp.StructList[Workspace_revokeToken_Results]
+
+// NewWorkspace_revokeToken_Results creates a new list of Workspace_revokeToken_Results.
+func NewWorkspace_revokeToken_Results_List(s *capnp.Segment, sz int32) (Workspace_revokeToken_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Workspace_revokeToken_Results](l), err
+}
+
+// Workspace_revokeToken_Results_Future is a wrapper for a Workspace_revokeToken_Results promised by a client call.
+type Workspace_revokeToken_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_revokeToken_Results_Future) Struct() (Workspace_revokeToken_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_revokeToken_Results(p.Struct()), err
+}
+
+type TokenInfo capnp.Struct
+
+// TokenInfo_TypeID is the unique identifier for the type TokenInfo.
+const TokenInfo_TypeID = 0x84481826f6ac269c
+
+func NewTokenInfo(s *capnp.Segment) (TokenInfo, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 2})
+	return TokenInfo(st), err
+}
+
+func NewRootTokenInfo(s *capnp.Segment) (TokenInfo, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 2})
+	return TokenInfo(st), err
+}
+
+func ReadRootTokenInfo(msg *capnp.Message) (TokenInfo, error) {
+	root, err := msg.Root()
+	return TokenInfo(root.Struct()), err
+}
+
+func (s TokenInfo) String() string {
+	str, _ := text.Marshal(0x84481826f6ac269c, capnp.Struct(s))
+	return str
+}
+
+func (s TokenInfo) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (TokenInfo) DecodeFromPtr(p capnp.Ptr) TokenInfo {
+	return TokenInfo(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s TokenInfo) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s TokenInfo) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s TokenInfo) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s TokenInfo) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s TokenInfo) Id() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s TokenInfo) HasId() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s TokenInfo) IdBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s TokenInfo) SetId(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s TokenInfo) Label() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s TokenInfo) HasLabel() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s TokenInfo) LabelBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s TokenInfo) SetLabel(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s TokenInfo) CreatedAt() int64 {
+	return int64(capnp.Struct(s).Uint64(0))
+}
+
+func (s TokenInfo) SetCreatedAt(v int64) {
+	capnp.Struct(s).SetUint64(0, uint64(v))
+}
+
+func (s TokenInfo) ExpiresAt() int64 {
+	return int64(capnp.Struct(s).Uint64(8))
+}
+
+func (s TokenInfo) SetExpiresAt(v int64) {
+	capnp.Struct(s).SetUint64(8, uint64(v))
+}
+
+func (s TokenInfo) Current() bool {
+	return capnp.Struct(s).Bit(128)
+}
+
+func (s TokenInfo) SetCurrent(v bool) {
+	capnp.Struct(s).SetBit(128, v)
+}
+
+// TokenInfo_List is a list of TokenInfo.
+type TokenInfo_List = capnp.StructList[TokenInfo]
+
+// NewTokenInfo creates a new list of TokenInfo.
+func NewTokenInfo_List(s *capnp.Segment, sz int32) (TokenInfo_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 24, PointerCount: 2}, sz)
+	return capnp.StructList[TokenInfo](l), err
+}
+
+// TokenInfo_Future is a wrapper for a TokenInfo promised by a client call.
+type TokenInfo_Future struct{ *capnp.Future }
+
+func (f TokenInfo_Future) Struct() (TokenInfo, error) {
+	p, err := f.Future.Ptr()
+	return TokenInfo(p.Struct()), err
 }
 
 type Gadget capnp.Client

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -14,17 +12,6 @@ import (
 	"github.com/gadgetd/gadgetd/server/internal/store"
 )
 
-// tokenPrefix marks gadgetd tokens so secret scanners and humans can tell
-// them apart from other secrets.
-const tokenPrefix = "gdt_"
-
-// newToken returns a fresh token: 32 random bytes, base64url.
-func newToken() string {
-	var b [32]byte
-	rand.Read(b[:]) // never fails (crypto/rand panics rather than return short)
-	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
-}
-
 var userNameSyntax = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 
 func checkUserName(name string) error {
@@ -34,9 +21,9 @@ func checkUserName(name string) error {
 	return nil
 }
 
-// issueToken gives user name a new token, creating the user if create is
-// set. Only the token's hash is stored.
-func issueToken(ctx context.Context, st store.Store, name string, create bool) (string, error) {
+// issueToken gives user name a new token labelled label, creating the user
+// if create is set. Only the token's hash is stored.
+func issueToken(ctx context.Context, st store.Store, name string, create bool, label string) (string, error) {
 	if err := checkUserName(name); err != nil {
 		return "", err
 	}
@@ -51,11 +38,8 @@ func issueToken(ctx context.Context, st store.Store, name string, create bool) (
 	case err != nil:
 		return "", err
 	}
-	token := newToken()
-	if err := st.AddToken(ctx, u.ID, store.HashToken(token)); err != nil {
-		return "", err
-	}
-	return token, nil
+	token, _, err := mintToken(ctx, st, u.ID, label, 0)
+	return token, err
 }
 
 // AddUser creates user name in the data directory dir, which no running
@@ -72,18 +56,13 @@ func AddUser(ctx context.Context, dir, name string) (token string, err error) {
 	if _, err := st.UserByName(ctx, name); err == nil {
 		return "", fmt.Errorf("user %q already exists", name)
 	}
-	return issueToken(ctx, st, name, true)
+	return issueToken(ctx, st, name, true, "user add")
 }
 
 // IssueToken gives user name a fresh token, creating the user if needed.
-// `serve --dev` uses it for the demo user.
 func (s *Server) IssueToken(ctx context.Context, name string) (string, error) {
-	return issueToken(ctx, s.store, name, true)
+	return issueToken(ctx, s.store, name, true, "")
 }
-
-// errInvalidToken is the one answer to every failed login, so a caller learns
-// nothing about which users or tokens exist.
-var errInvalidToken = errors.New("invalid token")
 
 // gateway is the bootstrap capability.
 type gateway struct{ s *Server }
@@ -97,9 +76,14 @@ func (g *gateway) Login(ctx context.Context, call schema.Gateway_login) error {
 	if err != nil || token == "" {
 		return errInvalidToken
 	}
-	u, err := g.s.store.UserByToken(ctx, store.HashToken(token))
+	hash := store.HashToken(token)
+	tok, err := validToken(ctx, g.s.store, hash)
+	var u store.User
+	if err == nil {
+		u, err = g.s.store.User(ctx, tok.UserID)
+	}
 	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, errTokenExpired) {
 			g.s.cfg.logger.Error("login: store lookup failed", "err", err)
 		}
 		return errInvalidToken
@@ -118,6 +102,6 @@ func (g *gateway) Login(ctx context.Context, call schema.Gateway_login) error {
 	if err := info.SetName(u.Name); err != nil {
 		return err
 	}
-	ws := &workspace{s: g.s, user: u}
-	return res.SetWorkspace(schema.Workspace(capserver.New(schema.Workspace_Methods(nil, ws), ws, nil)))
+	ws := &workspace{s: g.s, user: u, cred: &credential{s: g.s, hash: hash, id: tok.ID}}
+	return res.SetWorkspace(schema.Workspace(capserver.New(ws.cred.guard(schema.Workspace_Methods(nil, ws)), ws, nil)))
 }

@@ -13,6 +13,7 @@ import (
 type workspace struct {
 	s    *Server
 	user store.User
+	cred *credential // the token it was obtained with (tokens.go)
 }
 
 func (w *workspace) Blueprints(ctx context.Context, call schema.Workspace_blueprints) error {
@@ -113,7 +114,7 @@ func (w *workspace) Create(ctx context.Context, call schema.Workspace_create) er
 
 func (w *workspace) gadgetCap(id string, role schema.Role) schema.Gadget {
 	g := &gadgetCap{s: w.s, user: w.user, id: id, role: role}
-	return schema.Gadget(capserver.New(schema.Gadget_Methods(nil, g), g, nil))
+	return schema.Gadget(capserver.New(w.cred.guard(schema.Gadget_Methods(nil, g)), g, nil))
 }
 
 func (w *workspace) Gadgets(ctx context.Context, call schema.Workspace_gadgets) error {

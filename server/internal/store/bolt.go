@@ -4,7 +4,8 @@ package store
 //
 //	"users"      id -> User
 //	"usernames"  name -> id
-//	"tokens"     sha256(token) -> tokenRecord
+//	"tokens"     sha256(token) -> Token
+//	"usertokens" / userID / token id -> sha256(token) (index for Tokens)
 //	"blueprints" / ownerKey / name / version -> {"meta": Blueprint without
 //	             bodies, "wasm", "ui", "schemaSource", "schemaNodes": raw}
 //	             (the name bucket's sequence numbers the versions)
@@ -36,6 +37,7 @@ var (
 	bucketUsers      = []byte("users")
 	bucketUsernames  = []byte("usernames")
 	bucketTokens     = []byte("tokens")
+	bucketUserTokens = []byte("usertokens")
 	bucketBlueprints = []byte("blueprints")
 	bucketGadgets    = []byte("gadgets")
 	bucketOwners     = []byte("owners")
@@ -82,12 +84,12 @@ func Open(path string) (*BoltStore, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketUsers, bucketUsernames, bucketTokens, bucketBlueprints, bucketGadgets, bucketOwners, bucketData} {
+		for _, b := range [][]byte{bucketUsers, bucketUsernames, bucketTokens, bucketUserTokens, bucketBlueprints, bucketGadgets, bucketOwners, bucketData} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
 		}
-		return nil
+		return indexTokensWithoutID(tx)
 	})
 	if err != nil {
 		db.Close()
@@ -98,11 +100,6 @@ func Open(path string) (*BoltStore, error) {
 
 // Close closes the file.
 func (s *BoltStore) Close() error { return s.db.Close() }
-
-type tokenRecord struct {
-	UserID    string
-	CreatedAt time.Time
-}
 
 func getJSON(b *bolt.Bucket, key []byte, v any) error {
 	raw := b.Get(key)
@@ -152,27 +149,6 @@ func (s *BoltStore) UserByName(ctx context.Context, name string) (User, error) {
 			return ErrNotFound
 		}
 		return getJSON(tx.Bucket(bucketUsers), id, &u)
-	})
-	return u, err
-}
-
-func (s *BoltStore) AddToken(ctx context.Context, userID string, hash TokenHash) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketUsers).Get([]byte(userID)) == nil {
-			return fmt.Errorf("user id %q: %w", userID, ErrNotFound)
-		}
-		return putJSON(tx.Bucket(bucketTokens), hash[:], tokenRecord{UserID: userID, CreatedAt: time.Now().UTC()})
-	})
-}
-
-func (s *BoltStore) UserByToken(ctx context.Context, hash TokenHash) (User, error) {
-	var u User
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var rec tokenRecord
-		if err := getJSON(tx.Bucket(bucketTokens), hash[:], &rec); err != nil {
-			return err
-		}
-		return getJSON(tx.Bucket(bucketUsers), []byte(rec.UserID), &u)
 	})
 	return u, err
 }

@@ -31,14 +31,14 @@ func TestTokensAreStoredOnlyAsHashes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const token = "gdt_the-raw-secret-never-stored-0123456789"
-	if err := s.AddToken(ctx, u.ID, store.HashToken(token)); err != nil {
+	if _, err := s.AddToken(ctx, store.HashToken(token), store.Token{UserID: u.ID}, 0); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.UserByToken(ctx, store.HashToken(token))
-	if err != nil || got.ID != u.ID {
-		t.Fatalf("UserByToken = %v, %v; want alice", got, err)
+	got, err := s.Token(ctx, store.HashToken(token))
+	if err != nil || got.UserID != u.ID {
+		t.Fatalf("Token = %v, %v; want alice's", got, err)
 	}
-	if _, err := s.UserByToken(ctx, store.HashToken(token+"x")); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Token(ctx, store.HashToken(token+"x")); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a wrong token found %v", err)
 	}
 	s.Close()

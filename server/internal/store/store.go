@@ -14,6 +14,9 @@ var (
 	// ErrQuota is returned by Commit when the writes would take a gadget's
 	// data past the size it was given.
 	ErrQuota = errors.New("storage quota exceeded")
+	// ErrLimit is returned when a user already has as many of something
+	// as they may.
+	ErrLimit = errors.New("limit reached")
 )
 
 // TokenHash is the SHA-256 of a login token. Stores never see raw tokens.
@@ -21,6 +24,16 @@ type TokenHash [sha256.Size]byte
 
 // HashToken returns the hash under which token is stored.
 func HashToken(token string) TokenHash { return sha256.Sum256([]byte(token)) }
+
+// Token is the public record of one login token: everything about it but
+// the secret, which no store holds.
+type Token struct {
+	ID        string // short public handle, unique among its user's tokens
+	UserID    string
+	Label     string // for humans: where the token is used
+	CreatedAt time.Time
+	ExpiresAt time.Time // zero: never
+}
 
 // User is one account.
 type User struct {
@@ -82,10 +95,17 @@ type Store interface {
 	CreateUser(ctx context.Context, name string) (User, error)
 	User(ctx context.Context, id string) (User, error)
 	UserByName(ctx context.Context, name string) (User, error)
-	// AddToken lets hash log in as the user.
-	AddToken(ctx context.Context, userID string, hash TokenHash) error
-	// UserByToken finds the user hash logs in as; ErrNotFound if none.
-	UserByToken(ctx context.Context, hash TokenHash) (User, error)
+	// AddToken lets hash log in as t.UserID. The store assigns t.ID and
+	// returns the record. It fails with ErrLimit, adding nothing, if the
+	// user already has maxPerUser tokens (0: no limit).
+	AddToken(ctx context.Context, hash TokenHash, t Token, maxPerUser int) (Token, error)
+	// Token finds the record of hash; ErrNotFound if none.
+	Token(ctx context.Context, hash TokenHash) (Token, error)
+	// Tokens returns userID's tokens, oldest first.
+	Tokens(ctx context.Context, userID string) ([]Token, error)
+	// DeleteToken removes userID's token with this id; ErrNotFound if
+	// userID has no such token, whoever else might.
+	DeleteToken(ctx context.Context, userID, id string) error
 
 	// PutBlueprint stores bp and sets its Seq. If that version exists it
 	// fails with ErrExists, unless replace is set (builtins are replaced in

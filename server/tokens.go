@@ -1,0 +1,244 @@
+package server
+
+// Design: a token is checked when it logs in, and again on every call to a
+// Workspace or Gadget capability obtained with it. The capabilities hold the
+// token's hash (a credential), never a cached verdict, and re-read the
+// token's record from the store each call, the way they re-read gadgets, so
+// revoking a token (deleting its record) or its expiry cuts them all off from
+// their next call, wherever they were passed, with no registry of live
+// capabilities to keep in step. Sessions are the guest's own capabilities and
+// are not wrapped: a session opened before the revocation lives until its
+// connection ends or its gadget stops (docs/SECURITY.md, Known gaps).
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	capnpserver "capnproto.org/go/capnp/v3/server"
+
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server/internal/store"
+)
+
+const (
+	// tokenPrefix marks gadgetd tokens so secret scanners and humans can
+	// tell them apart from other secrets.
+	tokenPrefix = "gdt_"
+	// maxTokensPerUser bounds the tokens one user may hold at once.
+	maxTokensPerUser = 64
+	// maxTokenLabelSize bounds a token's label, in bytes.
+	maxTokenLabelSize = 200
+	// maxTokenLifetime bounds newToken's validForSeconds.
+	maxTokenLifetime = 100 * 365 * 24 * time.Hour
+)
+
+// Errors of tokens and of the capabilities obtained with them.
+var (
+	// errInvalidToken is the one answer to every failed login, so a caller
+	// learns nothing about which users or tokens exist.
+	errInvalidToken = errors.New("invalid token")
+	errTokenExpired = errors.New("token expired")
+	errCapRevoked   = errors.New("the token this capability was obtained with was revoked")
+	errCapExpired   = errors.New("the token this capability was obtained with has expired")
+)
+
+// newTokenSecret returns a fresh token: 32 random bytes, base64url.
+func newTokenSecret() string {
+	var b [32]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics rather than return short)
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// mintToken gives userID a new token. Only its hash is stored.
+func mintToken(ctx context.Context, st store.Store, userID, label string, validFor time.Duration) (string, store.Token, error) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	rec := store.Token{UserID: userID, Label: label, CreatedAt: now}
+	if validFor > 0 {
+		rec.ExpiresAt = now.Add(validFor)
+	}
+	secret := newTokenSecret()
+	rec, err := st.AddToken(ctx, store.HashToken(secret), rec, maxTokensPerUser)
+	if errors.Is(err, store.ErrLimit) {
+		return "", store.Token{}, fmt.Errorf("the user already holds %d tokens, the most allowed: revoke one first", maxTokensPerUser)
+	}
+	if err != nil {
+		return "", store.Token{}, err
+	}
+	return secret, rec, nil
+}
+
+// validToken returns the record of the token hashed to hash if it may log in:
+// store.ErrNotFound if there is none (never issued, or revoked),
+// errTokenExpired if it has expired.
+func validToken(ctx context.Context, st store.Store, hash store.TokenHash) (store.Token, error) {
+	tok, err := st.Token(ctx, hash)
+	if err != nil {
+		return store.Token{}, err
+	}
+	if !tok.ExpiresAt.IsZero() && !time.Now().Before(tok.ExpiresAt) {
+		return store.Token{}, errTokenExpired
+	}
+	return tok, nil
+}
+
+// credential is the token a Workspace was obtained with, carried by that
+// Workspace and by every Gadget capability reached through it.
+type credential struct {
+	s    *Server
+	hash store.TokenHash
+	id   string // the token's public id, to mark it in listings
+}
+
+// check fails if the token has been revoked or has expired since login.
+func (c *credential) check(ctx context.Context) error {
+	_, err := validToken(ctx, c.s.store, c.hash)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errCapRevoked
+	case errors.Is(err, errTokenExpired):
+		return errCapExpired
+	}
+	return err
+}
+
+// guard makes every method check c before it runs. A nil credential (a
+// workspace built in-process by a test, not by login) checks nothing.
+func (c *credential) guard(methods []capnpserver.Method) []capnpserver.Method {
+	if c == nil {
+		return methods
+	}
+	for i := range methods {
+		impl := methods[i].Impl
+		methods[i].Impl = func(ctx context.Context, call *capnpserver.Call) error {
+			if err := c.check(ctx); err != nil {
+				return err
+			}
+			return impl(ctx, call)
+		}
+	}
+	return methods
+}
+
+func (w *workspace) Tokens(ctx context.Context, call schema.Workspace_tokens) error {
+	tokens, err := w.s.store.Tokens(ctx, w.user.ID)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	list, err := res.NewTokens(int32(len(tokens)))
+	if err != nil {
+		return err
+	}
+	for i, t := range tokens {
+		if err := w.fillTokenInfo(list.At(i), t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *workspace) NewToken(ctx context.Context, call schema.Workspace_newToken) error {
+	label, err := call.Args().Label()
+	if err != nil {
+		return err
+	}
+	if len(label) > maxTokenLabelSize {
+		return fmt.Errorf("token label is longer than %d bytes", maxTokenLabelSize)
+	}
+	secs := call.Args().ValidForSeconds()
+	if secs > uint64(maxTokenLifetime/time.Second) {
+		return fmt.Errorf("validForSeconds %d is more than 100 years; use 0 for a token that never expires", secs)
+	}
+	secret, tok, err := mintToken(ctx, w.s.store, w.user.ID, label, time.Duration(secs)*time.Second)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	if err := res.SetToken(secret); err != nil {
+		return err
+	}
+	info, err := res.NewInfo()
+	if err != nil {
+		return err
+	}
+	return w.fillTokenInfo(info, tok)
+}
+
+func (w *workspace) RevokeToken(ctx context.Context, call schema.Workspace_revokeToken) error {
+	id, err := call.Args().Id()
+	if err != nil {
+		return err
+	}
+	err = w.s.store.DeleteToken(ctx, w.user.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("unknown token id %q", id)
+	}
+	return err
+}
+
+func (w *workspace) fillTokenInfo(dst schema.TokenInfo, t store.Token) error {
+	dst.SetCreatedAt(t.CreatedAt.UnixMilli())
+	if !t.ExpiresAt.IsZero() {
+		dst.SetExpiresAt(t.ExpiresAt.UnixMilli())
+	}
+	dst.SetCurrent(w.cred != nil && t.ID == w.cred.id)
+	if err := dst.SetId(t.ID); err != nil {
+		return err
+	}
+	return dst.SetLabel(t.Label)
+}
+
+// KeptToken returns the token kept in file if it still logs in as user name,
+// and otherwise issues name a new one (creating the user if needed) and
+// keeps it in file, readable by the server's OS user only. `serve --dev`
+// uses it so that restarts reuse one token instead of piling up new ones.
+func (s *Server) KeptToken(ctx context.Context, name, file, label string) (string, error) {
+	u, err := s.store.UserByName(ctx, name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return "", err
+	}
+	if raw, err := os.ReadFile(file); err == nil && u.ID != "" {
+		secret := strings.TrimSpace(string(raw))
+		if tok, err := validToken(ctx, s.store, store.HashToken(secret)); err == nil && tok.UserID == u.ID {
+			return secret, nil
+		}
+	}
+	secret, err := issueToken(ctx, s.store, name, true, label)
+	if err != nil {
+		return "", err
+	}
+	return secret, writePrivateFile(file, []byte(secret+"\n"))
+}
+
+// writePrivateFile replaces file with data, mode 0600, atomically.
+func writePrivateFile(file string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+"-*") // mode 0600
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), file)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", file, err)
+	}
+	return nil
+}
