@@ -16,28 +16,42 @@ import (
 // clientTimeout bounds one client command; installing compiles wasm.
 const clientTimeout = 2 * time.Minute
 
-// withClient parses a client subcommand, logs in and runs do.
-func withClient(args []string, minArgs, maxArgs int, stdout io.Writer,
-	do func(ctx context.Context, ws schema.Workspace, args []string, stdout io.Writer) error) error {
-	fs := flag.NewFlagSet("gadgetd", flag.ContinueOnError)
+// clientFunc is what a client subcommand does once logged in.
+type clientFunc func(ctx context.Context, ws schema.Workspace, args []string, stdout io.Writer) error
+
+// withClient parses a client subcommand that has no flags, logs in and runs
+// do.
+func withClient(args []string, minArgs, maxArgs int, stdout io.Writer, do clientFunc) error {
+	return withClientFlags(flag.NewFlagSet("gadgetd", flag.ContinueOnError), args, minArgs, maxArgs, stdout, do)
+}
+
+// withClientFlags is withClient for a subcommand with the flags in fs.
+func withClientFlags(fs *flag.FlagSet, args []string, minArgs, maxArgs int, stdout io.Writer, do clientFunc) error {
 	pos, err := parseFlags(fs, args, minArgs, maxArgs)
 	if err != nil {
 		return err
 	}
-	addr, token, err := client.FromEnv()
+	addr, token, opts, err := client.FromEnv()
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
 	defer cancel()
-	conn, err := client.Dial(ctx, addr)
+	conn, err := client.Dial(ctx, addr, opts...)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	ws, release := conn.Login(ctx, token)
+	// Wait for the login: a bad token is reported as such before anything
+	// else, and a connection may send large messages (a blueprint) only
+	// once its login has succeeded.
+	f, release := conn.Gateway().Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
 	defer release()
-	return do(ctx, ws, pos, stdout)
+	res, err := f.Struct()
+	if err != nil {
+		return err
+	}
+	return do(ctx, res.Workspace(), pos, stdout)
 }
 
 func listGadgets(ctx context.Context, ws schema.Workspace, _ []string, stdout io.Writer) error {
@@ -59,8 +73,7 @@ func listGadgets(ctx context.Context, ws schema.Workspace, _ []string, stdout io
 		name, _ := g.Name()
 		bp, _ := g.Blueprint()
 		version, _ := g.BlueprintVersion()
-		created := time.UnixMilli(g.CreatedAt()).Local().Format(time.DateTime)
-		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\n", id, name, bp, version, created)
+		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\n", id, name, bp, version, formatMillis(g.CreatedAt()))
 	}
 	return tw.Flush()
 }
@@ -141,3 +154,73 @@ func installBlueprint(ctx context.Context, ws schema.Workspace, args []string, s
 	fmt.Fprintf(stdout, "installed %s %s\n", name, version)
 	return nil
 }
+
+func listTokens(ctx context.Context, ws schema.Workspace, _ []string, stdout io.Writer) error {
+	f, release := ws.Tokens(ctx, nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return err
+	}
+	list, err := res.Tokens()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tLABEL\tCREATED\tEXPIRES")
+	for i := 0; i < list.Len(); i++ {
+		t := list.At(i)
+		id, _ := t.Id()
+		label, _ := t.Label()
+		mark := " "
+		if t.Current() {
+			mark = "*"
+		}
+		expires := "never"
+		if t.ExpiresAt() != 0 {
+			expires = formatMillis(t.ExpiresAt())
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\n", mark, id, label, formatMillis(t.CreatedAt()), expires)
+	}
+	return tw.Flush()
+}
+
+// newToken is `gadgetd token new [LABEL] [--expires DURATION]`: it prints
+// the new token alone on stdout, so scripts can capture it.
+func newToken(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("token new", flag.ContinueOnError)
+	expires := fs.Duration("expires", 0, "lifetime; 0 means never")
+	return withClientFlags(fs, args, 0, 1, stdout, func(ctx context.Context, ws schema.Workspace, args []string, stdout io.Writer) error {
+		if *expires < 0 || (*expires > 0 && *expires < time.Second) {
+			return fmt.Errorf("%w: --expires must be at least 1s", errUsage)
+		}
+		f, release := ws.NewToken(ctx, func(p schema.Workspace_newToken_Params) error {
+			p.SetValidForSeconds(uint64(expires.Round(time.Second) / time.Second))
+			if len(args) == 1 {
+				return p.SetLabel(args[0])
+			}
+			return nil
+		})
+		defer release()
+		res, err := f.Struct()
+		if err != nil {
+			return err
+		}
+		token, err := res.Token()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, token)
+		return nil
+	})
+}
+
+func revokeToken(ctx context.Context, ws schema.Workspace, args []string, stdout io.Writer) error {
+	f, release := ws.RevokeToken(ctx, func(p schema.Workspace_revokeToken_Params) error { return p.SetId(args[0]) })
+	defer release()
+	_, err := f.Struct()
+	return err
+}
+
+// formatMillis formats a schema time (Unix milliseconds) in local time.
+func formatMillis(ms int64) string { return time.UnixMilli(ms).Local().Format(time.DateTime) }

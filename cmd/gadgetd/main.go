@@ -4,9 +4,11 @@
 //	gadgetd user add NAME [--data DIR]
 //	gadgetd ls | new BLUEPRINT [NAME] | rm ID
 //	gadgetd blueprint ls | install DIR | build DIR
+//	gadgetd token ls | new [LABEL] [--expires DURATION] | revoke ID
 //
 // Client subcommands reach the server at $GADGETD_ADDR (default
-// 127.0.0.1:7071) with the token in $GADGETD_TOKEN.
+// 127.0.0.1:7071; tls://HOST:PORT for TLS, trusting $GADGETD_TLS_CA if set)
+// with the token in $GADGETD_TOKEN.
 package main
 
 import (
@@ -26,19 +28,29 @@ Server:
       --http ADDR               HTTP address (default 127.0.0.1:7070)
       --capnp ADDR              Cap'n Proto TCP address (default 127.0.0.1:7071)
       --config FILE             configuration file (optional)
-      --dev                     create user "demo", print a fresh token, install
+      --tls-cert FILE           serve both listeners over TLS with this PEM
+      --tls-key FILE            certificate chain and key
+      --dev                     create user "demo", print its token (the same
+                                one every start, kept in DIR/dev-token), install
                                 the examples as builtin blueprints
       --examples DIR            where --dev finds examples (default ./examples)
   gadgetd user add NAME         create a user and print its token (--data DIR;
                                 the server must not be running)
 
-Client (server at $GADGETD_ADDR, default 127.0.0.1:7071; token in $GADGETD_TOKEN):
+Client (server at $GADGETD_ADDR, default 127.0.0.1:7071, tls://HOST:PORT for
+TLS, trusting the PEM certificates in $GADGETD_TLS_CA if set; token in
+$GADGETD_TOKEN):
   gadgetd ls                    list your gadgets
   gadgetd new BLUEPRINT [NAME]  create a gadget
   gadgetd rm ID                 remove a gadget and its data
   gadgetd blueprint ls          list the blueprints you can use
   gadgetd blueprint install DIR install a built blueprint directory
   gadgetd blueprint build DIR   build gadget.wasm and schema.bin in DIR
+  gadgetd token ls              list your tokens (* marks the one in use)
+  gadgetd token new [LABEL]     issue and print another token for you
+      --expires DURATION        it stops working after DURATION (e.g. 720h)
+  gadgetd token revoke ID       revoke a token (yours only; it may be the one
+                                in use, which ends your access)
 `
 
 // errUsage means the command line was wrong; main prints the usage.
@@ -93,6 +105,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return buildBlueprint(rest[1:], stdout)
 		}
 		return fmt.Errorf("%w: unknown blueprint subcommand %q", errUsage, rest[0])
+	case "token":
+		if len(rest) == 0 {
+			return fmt.Errorf("%w: token needs a subcommand: ls, new or revoke", errUsage)
+		}
+		switch rest[0] {
+		case "ls":
+			return withClient(rest[1:], 0, 0, stdout, listTokens)
+		case "new":
+			return newToken(rest[1:], stdout)
+		case "revoke":
+			return withClient(rest[1:], 1, 1, stdout, revokeToken)
+		}
+		return fmt.Errorf("%w: unknown token subcommand %q", errUsage, rest[0])
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -15,12 +14,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/server"
 )
 
-// devUser is the user `serve --dev` logs in.
-const devUser = "demo"
+// devUser is the user `serve --dev` logs in, with the token kept in the
+// data directory's devTokenFile.
+const (
+	devUser      = "demo"
+	devTokenFile = "dev-token"
+)
 
 func serve(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -28,6 +32,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	httpAddr := fs.String("http", "127.0.0.1:7070", "HTTP address")
 	capnpAddr := fs.String("capnp", "127.0.0.1:7071", "Cap'n Proto TCP address")
 	configFile := fs.String("config", "", "configuration file")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate chain (PEM) for both listeners")
+	tlsKey := fs.String("tls-key", "", "TLS private key (PEM) for --tls-cert")
 	dev := fs.Bool("dev", false, "development mode")
 	examples := fs.String("examples", "./examples", "examples directory for --dev")
 	if _, err := parseFlags(fs, args, 0, 0); err != nil {
@@ -39,6 +45,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		if _, err := os.ReadFile(*configFile); err != nil {
 			return fmt.Errorf("reading --config: %w", err)
 		}
+	}
+
+	tlsConfig, err := loadTLSConfig(*tlsCert, *tlsKey)
+	if err != nil {
+		return err
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -59,19 +70,19 @@ func serve(args []string, stdout, stderr io.Writer) error {
 
 	var token string
 	if *dev {
-		if token, err = devSetup(ctx, srv, *examples, stderr); err != nil {
+		if token, err = devSetup(ctx, srv, *dataDir, *examples, stderr); err != nil {
 			return err
 		}
 	}
 
-	capnpLn, err := net.Listen("tcp", *capnpAddr)
+	capnpLn, err := listen("capnp", *capnpAddr, tlsConfig, logger)
 	if err != nil {
-		return fmt.Errorf("capnp listener: %w", err)
+		return err
 	}
-	httpLn, err := net.Listen("tcp", *httpAddr)
+	httpLn, err := listen("http", *httpAddr, tlsConfig, logger)
 	if err != nil {
 		capnpLn.Close()
-		return fmt.Errorf("http listener: %w", err)
+		return err
 	}
 	httpSrv := &http.Server{
 		Handler:           srv.HTTPHandler(),
@@ -86,10 +97,16 @@ func serve(args []string, stdout, stderr io.Writer) error {
 			errs <- err
 		}
 	}()
-	fmt.Fprintf(stdout, "capnp listening on %s\n", capnpLn.Addr())
-	fmt.Fprintf(stdout, "http listening on %s\n", httpLn.Addr())
+	// With TLS the addresses carry their scheme, so they can be pasted into
+	// GADGETD_ADDR and a browser as they are.
+	capnpShown, httpShown, httpURL := capnpLn.Addr().String(), httpLn.Addr().String(), "http://"+httpLn.Addr().String()
+	if tlsConfig != nil {
+		capnpShown, httpShown, httpURL = client.TLSScheme+capnpShown, "https://"+httpShown, "https://"+httpShown
+	}
+	fmt.Fprintf(stdout, "capnp listening on %s\n", capnpShown)
+	fmt.Fprintf(stdout, "http listening on %s\n", httpShown)
 	if *dev {
-		fmt.Fprintf(stdout, "login: http://%s/#token=%s\n", httpLn.Addr(), token)
+		fmt.Fprintf(stdout, "login: %s/#token=%s\n", httpURL, token)
 		fmt.Fprintf(stdout, "GADGETD_TOKEN=%s\n", token)
 	}
 
@@ -104,11 +121,13 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	return serveErr
 }
 
-// devSetup creates the demo user with a fresh token and installs every
-// example as a builtin. An example that does not build is reported and
-// skipped, so one broken example does not stop development of the others.
-func devSetup(ctx context.Context, srv *server.Server, examples string, stderr io.Writer) (string, error) {
-	token, err := srv.IssueToken(ctx, devUser)
+// devSetup creates the demo user and installs every example as a builtin.
+// It returns the demo user's token, the same one on every start (kept in
+// dataDir/dev-token, mode 0600) unless it was revoked. An example that does
+// not build is reported and skipped, so one broken example does not stop
+// development of the others.
+func devSetup(ctx context.Context, srv *server.Server, dataDir, examples string, stderr io.Writer) (string, error) {
+	token, err := srv.KeptToken(ctx, devUser, filepath.Join(dataDir, devTokenFile), "serve --dev")
 	if err != nil {
 		return "", err
 	}

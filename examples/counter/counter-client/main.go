@@ -35,11 +35,11 @@ func main() {
 func run(verb, id string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	addr, token, err := client.FromEnv()
+	addr, token, opts, err := client.FromEnv()
 	if err != nil {
 		return err
 	}
-	conn, err := client.Dial(ctx, addr)
+	conn, err := client.Dial(ctx, addr, opts...)
 	if err != nil {
 		return err
 	}
