@@ -53,7 +53,7 @@ help:
 	@echo "make fmt           gofmt -w every Go file"
 	@echo "make interop       only the C++ interop test"
 	@echo "make bench         run the benchmarks and compare with DESIGN.md targets"
-	@echo "make soak          fuzz the frame decoder and the guarded RPC transport (FUZZTIME=5m each)"
+	@echo "make soak          fuzz the frame decoder, the guarded RPC transport and the module checker (FUZZTIME=5m each)"
 	@echo "make clean         remove build outputs (keeps ./gadgetd-data)"
 
 .PHONY: deps
@@ -139,6 +139,7 @@ FUZZTIME ?= 5m
 soak:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeNeverPanics$$' -fuzztime $(FUZZTIME) ./wasmhost/internal/frame/
 	$(GO) test -run '^$$' -fuzz '^FuzzGuardedConnSurvivesArbitraryBytes$$' -fuzztime $(FUZZTIME) ./server/internal/rpcguard/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckNeverPanics$$' -fuzztime $(FUZZTIME) ./wasmhost/internal/wasmcheck/
 
 .PHONY: clean
 clean:
