@@ -132,3 +132,17 @@ func TestGuestExceptionTypesReachClientsOverTCP(t *testing.T) {
 		t.Errorf("watch(null): %v (%v), want a failed exception", exc.TypeOf(err), err)
 	}
 }
+
+// A capability whose token was revoked is gone for good: disconnected, so a
+// client knows to log in again rather than retry.
+func TestCapabilitiesOfARevokedTokenAreDisconnected(t *testing.T) {
+	h := start(t, t.TempDir())
+	ctx := testCtx(t)
+	victim := h.login(t, h.token("alice"))
+	if err := revokeToken(ctx, h.login(t, h.token("alice")), currentTokenID(t, victim)); err != nil {
+		t.Fatal(err)
+	}
+	if err := workspaceWorks(t, victim); !capnp.IsDisconnected(err) {
+		t.Fatalf("a workspace call after its token was revoked: a %v exception (%v), want disconnected", exc.TypeOf(err), err)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"capnproto.org/go/capnp/v3"
 	capnpserver "capnproto.org/go/capnp/v3/server"
 
 	"github.com/gadgetd/gadgetd/schema"
@@ -45,8 +46,9 @@ var (
 	// learns nothing about which users or tokens exist.
 	errInvalidToken = errors.New("invalid token")
 	errTokenExpired = errors.New("token expired")
-	errCapRevoked   = errors.New("the token this capability was obtained with was revoked")
-	errCapExpired   = errors.New("the token this capability was obtained with has expired")
+	// Disconnected: the capability is gone for good; log in again.
+	errCapRevoked = capnp.Disconnected("the token this capability was obtained with was revoked")
+	errCapExpired = capnp.Disconnected("the token this capability was obtained with has expired")
 )
 
 // newTokenSecret returns a fresh token: 32 random bytes, base64url.
