@@ -17,6 +17,7 @@ type gadgetCap struct {
 	user store.User
 	id   string
 	role schema.Role
+	cred *credential // the token it was obtained with; checks its sessions
 }
 
 func (g *gadgetCap) record(ctx context.Context) (store.Gadget, error) {
@@ -86,7 +87,7 @@ func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
 	if err != nil {
 		return err
 	}
-	return res.SetSession(session.AddRef())
+	return res.SetSession(g.cred.guardSession(session.AddRef()))
 }
 
 func (g *gadgetCap) blueprint(ctx context.Context) (store.Blueprint, error) {

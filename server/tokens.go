@@ -1,14 +1,16 @@
 package server
 
 // Design: a token is checked when it logs in, and again on every call to a
-// Workspace or Gadget capability obtained with it. The capabilities hold the
-// token's hash (a credential), never a cached verdict, and re-read the
-// token's record from the store each call, the way they re-read gadgets, so
-// revoking a token (deleting its record) or its expiry cuts them all off from
-// their next call, wherever they were passed, with no registry of live
-// capabilities to keep in step. Sessions are the guest's own capabilities and
-// are not wrapped: a session opened before the revocation lives until its
-// connection ends or its gadget stops (docs/SECURITY.md, Known gaps).
+// Workspace or Gadget capability obtained with it and to every session
+// opened through those. The capabilities hold a credential (the token's hash
+// and expiry), never a verdict that outlives a revocation: a check re-reads
+// the token's record from the store whenever any token was revoked since
+// its last look (the store counts revocations), and otherwise only compares
+// two counters and the expiry. So revoking a token (deleting its record) or
+// its expiry cuts everything obtained with it off from its next call,
+// wherever it was passed, with no registry of live capabilities to keep in
+// step. A guarded session's refusal is answered by a capability of its own,
+// made once; it holds no lock while it calls into the session.
 
 import (
 	"context"
@@ -19,11 +21,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"capnproto.org/go/capnp/v3"
 	capnpserver "capnproto.org/go/capnp/v3/server"
 
+	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server/internal/store"
 )
@@ -91,23 +96,43 @@ func validToken(ctx context.Context, st store.Store, hash store.TokenHash) (stor
 }
 
 // credential is the token a Workspace was obtained with, carried by that
-// Workspace and by every Gadget capability reached through it.
+// Workspace and by every Gadget capability and session reached through it.
 type credential struct {
-	s    *Server
-	hash store.TokenHash
-	id   string // the token's public id, to mark it in listings
+	s         *Server
+	hash      store.TokenHash
+	id        string    // the token's public id, to mark it in listings
+	expiresAt time.Time // zero: never; a token's expiry never changes
+
+	// validAt is 1 + the store's TokenRevocations count at which the token
+	// was last seen in the store (0: never), so a check reads the store
+	// only after some token was revoked.
+	validAt atomic.Uint64
+}
+
+func newCredential(s *Server, hash store.TokenHash, tok store.Token) *credential {
+	return &credential{s: s, hash: hash, id: tok.ID, expiresAt: tok.ExpiresAt}
 }
 
 // check fails if the token has been revoked or has expired since login.
 func (c *credential) check(ctx context.Context) error {
+	if !c.expiresAt.IsZero() && !time.Now().Before(c.expiresAt) {
+		return errCapExpired
+	}
+	revocations := c.s.store.TokenRevocations()
+	if c.validAt.Load() == revocations+1 {
+		return nil
+	}
 	_, err := validToken(ctx, c.s.store, c.hash)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return errCapRevoked
 	case errors.Is(err, errTokenExpired):
 		return errCapExpired
+	case err != nil:
+		return err
 	}
-	return err
+	c.validAt.Store(revocations + 1)
+	return nil
 }
 
 // guard makes every method check c before it runs. A nil credential (a
@@ -127,6 +152,69 @@ func (c *credential) guard(methods []capnpserver.Method) []capnpserver.Method {
 	}
 	return methods
 }
+
+// guardSession wraps a session a guest returned so that every call on it
+// checks c first, taking ownership of session.
+func (c *credential) guardSession(session capnp.Client) capnp.Client {
+	if c == nil {
+		return session
+	}
+	return capnp.NewClient(&guardedSession{session: session, cred: c})
+}
+
+// guardedSession forwards every call straight to the session (same
+// goroutine, no copy), like countedHook, once its credential checks out.
+// A refused call is answered by a capability built with capserver, so that
+// it takes go-capnp's normal answer path even when calls were pipelined
+// onto it.
+type guardedSession struct {
+	session capnp.Client
+	cred    *credential
+
+	refuseOnce sync.Once
+	refuser    capnp.Client // fails every call with refusal; made on first use
+	refusal    atomic.Pointer[error]
+}
+
+func (h *guardedSession) target(ctx context.Context) capnp.Client {
+	err := h.cred.check(ctx)
+	if err == nil {
+		return h.session
+	}
+	h.refusal.Store(&err)
+	h.refuseOnce.Do(func() {
+		srv := capserver.NewServer(nil, nil, nil)
+		srv.HandleUnknownMethod = func(m capnp.Method) *capnpserver.Method {
+			return &capnpserver.Method{Method: m, Impl: func(context.Context, *capnpserver.Call) error { return *h.refusal.Load() }}
+		}
+		h.refuser = capnp.NewClient(srv)
+	})
+	return h.refuser
+}
+
+func (h *guardedSession) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
+	return h.target(ctx).SendCall(ctx, s)
+}
+
+func (h *guardedSession) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
+	return h.target(ctx).RecvCall(ctx, r)
+}
+
+// Brand is the session's own, so wasmhost still knows its session when a
+// client hands it back.
+func (h *guardedSession) Brand() capnp.Brand {
+	snap := h.session.Snapshot()
+	defer snap.Release()
+	return snap.Brand()
+}
+
+func (h *guardedSession) Shutdown() {
+	h.session.Release()
+	h.refuseOnce.Do(func() {}) // orders this read of refuser after its making
+	h.refuser.Release()
+}
+
+func (h *guardedSession) String() string { return "guarded " + h.session.String() }
 
 func (w *workspace) Tokens(ctx context.Context, call schema.Workspace_tokens) error {
 	tokens, err := w.s.store.Tokens(ctx, w.user.ID)

@@ -102,6 +102,6 @@ func (g *gateway) Login(ctx context.Context, call schema.Gateway_login) error {
 	if err := info.SetName(u.Name); err != nil {
 		return err
 	}
-	ws := &workspace{s: g.s, user: u, cred: &credential{s: g.s, hash: hash, id: tok.ID}}
+	ws := &workspace{s: g.s, user: u, cred: newCredential(g.s, hash, tok)}
 	return res.SetWorkspace(schema.Workspace(capserver.New(ws.cred.guard(schema.Workspace_Methods(nil, ws)), ws, nil)))
 }

@@ -113,7 +113,7 @@ func (w *workspace) Create(ctx context.Context, call schema.Workspace_create) er
 }
 
 func (w *workspace) gadgetCap(id string, role schema.Role) schema.Gadget {
-	g := &gadgetCap{s: w.s, user: w.user, id: id, role: role}
+	g := &gadgetCap{s: w.s, user: w.user, id: id, role: role, cred: w.cred}
 	return schema.Gadget(capserver.New(w.cred.guard(schema.Gadget_Methods(nil, g)), g, nil))
 }
 

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -70,6 +71,8 @@ type BoltStore struct {
 	// turn here, where its context can end the wait, rather than inside
 	// bbolt, where nothing can (see data.go).
 	committer chan struct{}
+	// tokenRevocations counts DeleteToken calls (tokens.go).
+	tokenRevocations atomic.Uint64
 }
 
 var _ Store = (*BoltStore)(nil)

@@ -106,6 +106,9 @@ type Store interface {
 	// DeleteToken removes userID's token with this id; ErrNotFound if
 	// userID has no such token, whoever else might.
 	DeleteToken(ctx context.Context, userID, id string) error
+	// TokenRevocations grows with every DeleteToken, once its change is
+	// committed, so callers may cache that a token was valid until it grows.
+	TokenRevocations() uint64
 
 	// PutBlueprint stores bp and sets its Seq. If that version exists it
 	// fails with ErrExists, unless replace is set (builtins are replaced in

@@ -128,7 +128,12 @@ func (s *BoltStore) Tokens(ctx context.Context, userID string) ([]Token, error) 
 	return out, err
 }
 
+func (s *BoltStore) TokenRevocations() uint64 { return s.tokenRevocations.Load() }
+
 func (s *BoltStore) DeleteToken(ctx context.Context, userID, id string) error {
+	// Counted once the deletion is committed: a reader that saw the old
+	// count may have read the token before it was gone.
+	defer s.tokenRevocations.Add(1)
 	return s.db.Update(func(tx *bolt.Tx) error {
 		ids := tx.Bucket(bucketUserTokens).Bucket([]byte(userID))
 		var hash []byte
