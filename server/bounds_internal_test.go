@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/rpc"
 
 	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
@@ -416,4 +417,78 @@ func TestBlueprintVersionsPerUserAreBounded(t *testing.T) {
 	if err := install(workspaceOf("bob"), "1.0.0"); err != nil {
 		t.Fatalf("bob's first blueprint: %v", err)
 	}
+}
+
+// A Storage the gadget delegated to a client used to join whatever call the
+// guest was running: the client read that call's unsaved writes, and its own
+// writes were discarded when the call failed. Over a real connection (the
+// path a delegated capability takes), each of the client's calls is now a
+// transaction of its own, while the guest's calls still share the call's.
+func TestDelegatedStorageCallsOverAConnectionAreTransactionsOfTheirOwn(t *testing.T) {
+	s := openTestServer(t)
+	st, guestSide := testStorage(s, "g")
+	defer guestSide.Release()
+	peer := overConnection(t, capnp.Client(guestSide))
+	ctx := context.Background()
+
+	end := st.begin()
+	if err := put(ctx, guestSide, "guest-key", []byte("unsaved")); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := getValue(ctx, guestSide, "guest-key"); !found {
+		t.Fatal("the guest does not read its own call's write")
+	}
+	if _, found, err := getValue(ctx, peer, "guest-key"); err != nil || found {
+		t.Fatalf("a peer read the guest call's unsaved write (found=%v, %v)", found, err)
+	}
+	if keys, err := listKeys(ctx, peer, ""); err != nil || len(keys) != 0 {
+		t.Fatalf("a peer listed %v (%v) while only the guest's unsaved write exists", keys, err)
+	}
+	if err := put(ctx, peer, "peer-key", []byte("saved")); err != nil {
+		t.Fatal(err)
+	}
+	if !stored(t, s, "g", "peer-key") {
+		t.Fatal("a peer's write waited for the guest's call")
+	}
+	if err := end(fmt.Errorf("the guest trapped")); err != nil {
+		t.Fatal(err)
+	}
+	if stored(t, s, "g", "guest-key") || !stored(t, s, "g", "peer-key") {
+		t.Fatal("the failed guest call's write was kept, or the peer's write went with it")
+	}
+}
+
+// overConnection serves c over a real loopback Cap'n Proto connection and
+// returns the other end's reference to it.
+func overConnection(t *testing.T, c capnp.Client) schema.Storage {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	served := make(chan *rpc.Conn, 1)
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			served <- nil
+			return
+		}
+		served <- rpc.NewConn(rpc.NewStreamTransport(nc), &rpc.Options{BootstrapClient: c.AddRef()})
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := rpc.NewConn(rpc.NewStreamTransport(nc), nil)
+	server := <-served
+	t.Cleanup(func() {
+		conn.Close()
+		if server != nil {
+			server.Close()
+		}
+	})
+	peer := schema.Storage(conn.Bootstrap(context.Background()))
+	t.Cleanup(peer.Release)
+	return peer
 }

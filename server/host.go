@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
@@ -22,7 +21,7 @@ type host struct {
 
 func newHost(lg *liveGadget) *host {
 	st := lg.storage
-	return &host{lg: lg, storage: schema.Storage(capserver.New(schema.Storage_Methods(nil, st), st, st))}
+	return &host{lg: lg, storage: st.capability()}
 }
 
 // Shutdown runs when the sandbox drops its last Host reference.

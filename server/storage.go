@@ -9,6 +9,12 @@ package server
 // before deleting the data, waits for a commit in progress and refuses later
 // ones.
 //
+// Delegation. A gadget may hand its Storage to a client. That client's calls
+// arrive over a connection, which peerStorage marks, and each is a
+// transaction of its own: it neither sees nor joins the call the guest is
+// running (txFor). Only calls made in process, as the guest's are, share the
+// guest's call scope.
+//
 // Bounds. Everything a call buffers is counted against the per-call limits
 // (WithStorageCallLimits): every put and every delete, of a key that exists
 // or not, by the keys it touches and the bytes it holds. A list reads at
@@ -25,6 +31,9 @@ import (
 	"sync"
 	"time"
 
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server/internal/store"
 )
@@ -156,10 +165,20 @@ func (tx *txBuffer) record(w store.Write) {
 	tx.held += bufferCost(w)
 }
 
-// lookup reads key as the current call sees it. Callers hold mu.
-func (st *gadgetStorage) lookup(ctx context.Context, key string) ([]byte, bool, error) {
-	if st.tx != nil {
-		if w, ok := st.tx.writes[key]; ok {
+// txFor returns the transaction a Storage call with ctx belongs to: the
+// guest's open one, unless the call came from a peer (see peerStorage), or
+// nil for a transaction of its own. Callers hold mu.
+func (st *gadgetStorage) txFor(ctx context.Context) *txBuffer {
+	if fromPeer(ctx) {
+		return nil
+	}
+	return st.tx
+}
+
+// lookup reads key as a call in transaction tx sees it. Callers hold mu.
+func (st *gadgetStorage) lookup(ctx context.Context, tx *txBuffer, key string) ([]byte, bool, error) {
+	if tx != nil {
+		if w, ok := tx.writes[key]; ok {
 			return w.Value, !w.Delete, nil
 		}
 	}
@@ -176,7 +195,7 @@ func (st *gadgetStorage) Get(ctx context.Context, call schema.Storage_get) error
 		st.mu.Unlock()
 		return errGadgetGone
 	}
-	value, found, err := st.lookup(ctx, key)
+	value, found, err := st.lookup(ctx, st.txFor(ctx), key)
 	st.mu.Unlock()
 	if err != nil {
 		return err
@@ -234,8 +253,8 @@ func checkKey(key string, max int) error {
 	return nil
 }
 
-// write applies w to the open transaction, or on its own if no call scope is
-// open, after checking the per-gadget size limit.
+// write applies w to the call's transaction, or commits it on its own if it
+// has none, after checking the per-gadget size limit.
 func (st *gadgetStorage) write(ctx context.Context, w store.Write) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -243,12 +262,13 @@ func (st *gadgetStorage) write(ctx context.Context, w store.Write) error {
 		return errGadgetGone
 	}
 	cfg := st.s.cfg
-	if st.tx != nil {
-		if err := st.tx.admit(w, cfg.maxCallWrites, cfg.maxCallBytes); err != nil {
+	tx := st.txFor(ctx)
+	if tx != nil {
+		if err := tx.admit(w, cfg.maxCallWrites, cfg.maxCallBytes); err != nil {
 			return err
 		}
 	}
-	old, found, err := st.lookup(ctx, w.Key)
+	old, found, err := st.lookup(ctx, tx, w.Key)
 	if err != nil {
 		return err
 	}
@@ -259,7 +279,7 @@ func (st *gadgetStorage) write(ctx context.Context, w store.Write) error {
 	if !w.Delete {
 		delta += store.EntrySize(w.Key, w.Value)
 	}
-	size, err := st.size(ctx)
+	size, err := st.size(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -267,25 +287,36 @@ func (st *gadgetStorage) write(ctx context.Context, w store.Write) error {
 	if delta > 0 && size+delta > limit {
 		return fmt.Errorf("storage size limit: writing %q would bring this gadget's storage to %d bytes, over the limit of %d bytes", w.Key, size+delta, limit)
 	}
-	if st.tx == nil {
-		return st.s.store.Commit(ctx, st.id, []store.Write{w}, limit)
+	if tx != nil {
+		tx.record(w)
+		tx.size = size + delta
+		return nil
 	}
-	st.tx.record(w)
-	st.tx.size = size + delta
+	if err := st.s.store.Commit(ctx, st.id, []store.Write{w}, limit); err != nil {
+		return err
+	}
+	// A peer's write changes what the guest's open call sees, unless that
+	// call has written the key itself.
+	if g := st.tx; g != nil && g.size >= 0 {
+		if _, shadowed := g.writes[w.Key]; !shadowed {
+			g.size += delta
+		}
+	}
 	return nil
 }
 
-// size is the gadget's data size as the current call sees it. Callers hold mu.
-func (st *gadgetStorage) size(ctx context.Context) (int64, error) {
-	if st.tx != nil && st.tx.size >= 0 {
-		return st.tx.size, nil
+// size is the gadget's data size as a call in transaction tx sees it.
+// Callers hold mu.
+func (st *gadgetStorage) size(ctx context.Context, tx *txBuffer) (int64, error) {
+	if tx != nil && tx.size >= 0 {
+		return tx.size, nil
 	}
 	size, err := st.s.store.DataSize(ctx, st.id)
 	if err != nil {
 		return 0, err
 	}
-	if st.tx != nil {
-		st.tx.size = size
+	if tx != nil {
+		tx.size = size
 	}
 	return size, nil
 }
@@ -344,16 +375,17 @@ func (st *gadgetStorage) List(ctx context.Context, call schema.Storage_list) err
 // end.
 func (st *gadgetStorage) listLocked(ctx context.Context, prefix, after string, limit int) ([]store.Entry, error) {
 	budget := st.s.cfg.maxListBytes
-	if st.tx == nil {
+	tx := st.txFor(ctx)
+	if tx == nil {
 		stored, _, err := st.s.store.List(ctx, st.id, prefix, after, limit, budget)
 		return stored, err
 	}
 	for {
-		stored, more, err := st.s.store.List(ctx, st.id, prefix, after, limit+len(st.tx.writes), budget)
+		stored, more, err := st.s.store.List(ctx, st.id, prefix, after, limit+len(tx.writes), budget)
 		if err != nil {
 			return nil, err
 		}
-		out := st.tx.overlay(stored, more, prefix, after)
+		out := tx.overlay(stored, more, prefix, after)
 		if len(out) > 0 || !more {
 			return firstWithin(out, limit, budget), nil
 		}
@@ -399,3 +431,44 @@ func firstWithin(entries []store.Entry, limit int, budget int64) []store.Entry {
 	}
 	return entries
 }
+
+// capability returns a new Storage capability for st, as Host.storage
+// hands it out.
+func (st *gadgetStorage) capability() schema.Storage {
+	srv := capserver.New(schema.Storage_Methods(nil, st), st, st)
+	return schema.Storage(capnp.NewClient(&peerStorage{storage: srv}))
+}
+
+// peerKey marks the context of a Storage call that arrived over a Cap'n
+// Proto connection.
+type peerKey struct{}
+
+func fromPeer(ctx context.Context) bool { return ctx.Value(peerKey{}) != nil }
+
+// peerStorage is the Storage capability a gadget's Host hands out. A gadget
+// may delegate it to a client, and a client's call must not join the call
+// the guest is running: it would see that call's unsaved writes, and its
+// own writes would commit or vanish with it. go-capnp delivers a call that
+// arrives over a connection through Recv and an in-process call (the
+// guest's own, which wasmhost makes with SendCall) through Send, so Recv
+// marks its context and the call gets a transaction of its own. Both
+// forward straight to the Storage server, with its brand.
+type peerStorage struct{ storage capnp.Client }
+
+func (p *peerStorage) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
+	return p.storage.SendCall(ctx, s)
+}
+
+func (p *peerStorage) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
+	return p.storage.RecvCall(context.WithValue(ctx, peerKey{}, true), r)
+}
+
+func (p *peerStorage) Brand() capnp.Brand {
+	snap := p.storage.Snapshot()
+	defer snap.Release()
+	return snap.Brand()
+}
+
+func (p *peerStorage) Shutdown() { p.storage.Release() }
+
+func (p *peerStorage) String() string { return "peer-aware " + p.storage.String() }

@@ -30,7 +30,7 @@ func testStorage(s *Server, id string) (*gadgetStorage, schema.Storage) {
 	s.mu.Lock()
 	st := s.newGadgetStorageLocked(id, newLogRing(s.cfg))
 	s.mu.Unlock()
-	return st, schema.Storage(capserver.New(schema.Storage_Methods(nil, st), st, st))
+	return st, st.capability()
 }
 
 func put(ctx context.Context, s schema.Storage, key string, value []byte) error {
