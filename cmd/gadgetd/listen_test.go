@@ -210,3 +210,19 @@ func TestServeWarnsOfAPlaintextListenerBeyondLoopback(t *testing.T) {
 		t.Fatalf("a warning about the loopback http listener:\n%s", logs)
 	}
 }
+
+func TestBadTokenAndTLSCommandLinesFailClearly(t *testing.T) {
+	bin := buildBinary(t)
+	for _, args := range [][]string{{"token"}, {"token", "bogus"}, {"token", "revoke"}, {"token", "new", "a", "b"},
+		{"serve", "--tls-cert", "cert.pem"}, {"serve", "--tls-key", "key.pem"}} {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "Client (server at") {
+			t.Errorf("gadgetd %v: %v\n%s", args, err, out)
+		}
+	}
+	missing := filepath.Join(t.TempDir(), "missing.pem")
+	out, err := exec.Command(bin, "serve", "--data", t.TempDir(), "--tls-cert", missing, "--tls-key", missing).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "loading --tls-cert and --tls-key") {
+		t.Errorf("serve with a missing certificate: %v %s", err, out)
+	}
+}
