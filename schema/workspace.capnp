@@ -80,8 +80,9 @@ interface Workspace {
 
   revokeToken @8 (id :Text);
   # Revokes one of this user's tokens by its id. It no longer logs in, and
-  # every Workspace and Gadget capability obtained with it fails from its
-  # next call with "the token this capability was obtained with was revoked".
+  # every Workspace and Gadget capability obtained with it, and every session
+  # opened through them, fails from its next call with "the token this
+  # capability was obtained with was revoked" (a disconnected exception).
   # Revoking the token this workspace came from is allowed and ends it. An id
   # that is not one of this user's tokens fails with "unknown token id",
   # whoever else's it may be.
