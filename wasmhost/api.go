@@ -1,6 +1,10 @@
 package wasmhost
 
-import "time"
+import (
+	"time"
+
+	"github.com/gadgetd/gadgetd/wasmhost/internal/wasmcheck"
+)
 
 // Defaults for the limits every gadget runs under. DESIGN.md explains each.
 const (
@@ -29,6 +33,8 @@ type config struct {
 	maxFrame    int
 	maxCapTable int
 	maxImports  int
+
+	moduleLimits ModuleLimits
 }
 
 // WithCompilationCacheDir keeps compiled machine code in dir, so a restarted
@@ -67,6 +73,35 @@ func WithMaxFrameSize(bytes int) Option { return func(c *config) { c.maxFrame = 
 // once; past it, calls that would hand the guest another one fail. Default
 // DefaultMaxImports.
 func WithMaxImports(n int) Option { return func(c *config) { c.maxImports = n } }
+
+// ModuleLimits bounds what a guest module may declare. Compile checks a
+// module against them before wazero decodes it, and refuses one past any of
+// them with an error that names the limit and where it was exceeded. A zero
+// field keeps its default (DefaultModuleLimits), chosen to leave the real Go
+// guests at least four times what they need (docs/ABI.md §2.6).
+type ModuleLimits struct {
+	ModuleSize int // bytes
+	// Entries of these sections; Functions counts the functions a module
+	// defines, not those it imports.
+	Types, Imports, Functions, Globals, Exports, ElementSegments, DataSegments int
+	// Tables bounds the tables a module defines.
+	Tables int
+	// TableEntries bounds the entries one table may ever hold: its declared
+	// maximum, or the size of a table that declares none, which may then
+	// never be grown.
+	TableEntries     int
+	Locals           int // in one function, its parameters included
+	FunctionBodySize int // bytes of one function's body
+	NestingDepth     int // of blocks, loops and ifs in one function
+	BrTableTargets   int // of all br_tables in one function together
+}
+
+// DefaultModuleLimits returns the limits a zero field of ModuleLimits means.
+func DefaultModuleLimits() ModuleLimits { return ModuleLimits(wasmcheck.DefaultLimits()) }
+
+// WithModuleLimits sets the limits Compile checks every module against
+// before compiling it. Default DefaultModuleLimits.
+func WithModuleLimits(l ModuleLimits) Option { return func(c *config) { c.moduleLimits = l } }
 
 // GadgetOption configures one Gadget.
 type GadgetOption func(*gadgetConfig)

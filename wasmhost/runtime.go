@@ -10,6 +10,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/gadgetd/gadgetd/wasmhost/internal/wasmcheck"
 )
 
 // Runtime compiles guest modules and runs gadget instances. One per server;
@@ -127,6 +129,11 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	if !bytes.HasPrefix(wasm, []byte("\x00asm")) {
 		return nil, fmt.Errorf("not a WebAssembly module: it does not start with the \\0asm magic bytes")
 	}
+	// wazero's decoder and compiler trust the counts a module declares:
+	// bound them before wazero sees the bytes.
+	if err := wasmcheck.Check(wasm, wasmcheck.Limits(r.cfg.moduleLimits)); err != nil {
+		return nil, fmt.Errorf("invalid WebAssembly module: %w", err)
+	}
 	cm, err := r.wz.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("invalid WebAssembly module: %w", err)
@@ -141,10 +148,6 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 func (r *Runtime) validate(cm wazero.CompiledModule) error {
 	if _, ok := cm.ExportedMemories()["memory"]; !ok {
 		return fmt.Errorf("guest does not export its memory as \"memory\"")
-	}
-	if mems := cm.ImportedMemories(); len(mems) > 0 {
-		mod, name, _ := mems[0].Import()
-		return fmt.Errorf("guest imports memory %s.%s: a guest must define and export its own memory", mod, name)
 	}
 	exports := cm.ExportedFunctions()
 	for _, want := range requiredExports {

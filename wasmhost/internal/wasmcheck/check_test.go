@@ -79,7 +79,7 @@ func TestEachLimitAcceptsItsBoundAndRefusesOneMore(t *testing.T) {
 			body := localsBody(uint64(n - 2))
 			return module(section(1, vec(1, []byte{0x60, 2, 0x7f, 0x7f, 0})), section(3, vec(1, []byte{0})),
 				section(10, leb(1), leb(uint64(len(body))), body))
-		}, "function 0 declares 9 locals and has 2 parameters; the limit is 10 in all"},
+		}, "function 0 declares 9 locals, 11 with its parameters; the limit is 10"},
 		{"locals after imported functions", 0, func(l *Limits, v int) { l.Locals = v }, func(n int) []byte {
 			body := localsBody(uint64(n))
 			return module(types, section(2, vec(3, []byte{1, 'm', 1, 'f', 0, 0})), section(3, vec(1, []byte{0})),

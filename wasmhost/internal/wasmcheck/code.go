@@ -61,7 +61,7 @@ func (c *checker) locals(r *reader, idx int, params uint32) error {
 		if params == 0 {
 			return fmt.Errorf("function %d declares %d locals; the limit is %d", idx, declared, c.lim.Locals)
 		}
-		return fmt.Errorf("function %d declares %d locals and has %d parameters; the limit is %d in all", idx, declared, params, c.lim.Locals)
+		return fmt.Errorf("function %d declares %d locals, %d with its parameters; the limit is %d", idx, declared, total, c.lim.Locals)
 	}
 	return nil
 }
