@@ -90,7 +90,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		sweepDone:    make(chan struct{}),
 	}
 	go s.sweepShells(s.stopSweep, s.sweepDone)
-	s.rpc = rpcguard.NewServer(capnp.Client(s.Gateway()), cfg.maxConns, cfg.conn, cfg.logger)
+	s.rpc = rpcguard.NewServer(s.gatewayFor, cfg.maxConns, cfg.conn, cfg.logger)
 	return s, nil
 }
 
@@ -100,9 +100,12 @@ var errClosed = capnp.Disconnected("server is shutting down")
 
 // Gateway returns a new reference to the bootstrap capability. The caller
 // releases it.
-func (s *Server) Gateway() schema.Gateway {
-	g := &gateway{s: s}
-	return schema.Gateway(capserver.New(schema.Gateway_Methods(nil, g), g, nil))
+func (s *Server) Gateway() schema.Gateway { return schema.Gateway(s.gatewayFor(nil)) }
+
+// gatewayFor is the Gateway of one connection (peer nil: in-process).
+func (s *Server) gatewayFor(peer *rpcguard.Peer) capnp.Client {
+	g := &gateway{s: s, peer: peer}
+	return capnp.Client(capserver.New(schema.Gateway_Methods(nil, g), g, nil))
 }
 
 // ServeCapnp serves the Gateway on ln until ln or the server is closed, with
