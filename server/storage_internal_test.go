@@ -172,7 +172,9 @@ func TestStorageScopeCommitsOnSuccessAndDiscardsOnFailure(t *testing.T) {
 
 func TestFailedGuestCallsDiscardTheirStorageWrites(t *testing.T) {
 	s := openTestServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Compiling two guests without a cache, under -race on a busy 2-core
+	// machine, took more than a minute; this bound only proves no hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	counter := blueprinttest.ExampleBundle(t, "counter")
 	if _, err := s.InstallBuiltin(ctx, counter); err != nil {
