@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
@@ -12,7 +14,10 @@ import (
 // install sends b through Workspace.installBlueprint and returns the error.
 func install(t *testing.T, ws schema.Workspace, b blueprint.Bundle) error {
 	t.Helper()
-	f, release := ws.InstallBlueprint(testCtx(t), func(p schema.Workspace_installBlueprint_Params) error {
+	// Compiling a guest under -race on a busy machine can take a while.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	f, release := ws.InstallBlueprint(ctx, func(p schema.Workspace_installBlueprint_Params) error {
 		bundle, err := p.NewBundle()
 		if err != nil {
 			return err

@@ -109,8 +109,24 @@ func dial(t testing.TB, addr string) *client.Conn {
 	return c
 }
 
-// login returns the workspace of token over a fresh connection.
+// login returns the workspace of token over a fresh connection, once the
+// login has succeeded: until then a connection may send only small messages
+// (tests of pipelining through login use the Gateway directly).
 func (h *harness) login(t testing.TB, token string) schema.Workspace {
+	t.Helper()
+	f, release := dial(t, h.addr).Gateway().Login(testCtx(t), func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
+	t.Cleanup(release)
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	return res.Workspace()
+}
+
+// loginPipelined returns the workspace of token without waiting for the
+// login, as a client that pipelines calls onto it sees it: a bad token shows
+// up as the error of the first call.
+func (h *harness) loginPipelined(t testing.TB, token string) schema.Workspace {
 	t.Helper()
 	ws, release := dial(t, h.addr).Login(context.Background(), token)
 	t.Cleanup(release)

@@ -20,8 +20,7 @@ func TestLoginWithAWrongTokenFailsWithInvalidToken(t *testing.T) {
 	good := h.token("alice")
 	ctx := testCtx(t)
 	for _, bad := range []string{"", "gdt_wrong", good + "x", good[:len(good)-1]} {
-		ws := h.login(t, bad)
-		f, release := ws.Gadgets(ctx, nil)
+		f, release := h.loginPipelined(t, bad).Gadgets(ctx, nil)
 		_, err := f.Struct()
 		release()
 		if reason(err) != "invalid token" {

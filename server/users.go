@@ -9,6 +9,7 @@ import (
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/server/internal/store"
 )
 
@@ -64,8 +65,12 @@ func (s *Server) IssueToken(ctx context.Context, name string) (string, error) {
 	return issueToken(ctx, s.store, name, true, "")
 }
 
-// gateway is the bootstrap capability.
-type gateway struct{ s *Server }
+// gateway is the bootstrap capability. Each connection has its own, so a
+// login can lift that connection's budget (peer is nil in-process).
+type gateway struct {
+	s    *Server
+	peer *rpcguard.Peer
+}
 
 // Login looks the token up by its SHA-256. Comparing hashes rather than
 // tokens is what keeps this timing-safe: the index lookup can at most leak
@@ -103,5 +108,6 @@ func (g *gateway) Login(ctx context.Context, call schema.Gateway_login) error {
 		return err
 	}
 	ws := &workspace{s: g.s, user: u, cred: newCredential(g.s, hash, tok)}
+	g.peer.Authenticated()
 	return res.SetWorkspace(schema.Workspace(capserver.New(ws.cred.guard(schema.Workspace_Methods(nil, ws)), ws, nil)))
 }

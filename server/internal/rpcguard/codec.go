@@ -1,22 +1,26 @@
 package rpcguard
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
 	"capnproto.org/go/capnp/v3"
 )
 
-func newCodec(conn net.Conn, lim Limits) *codec {
-	c := &codec{conn: conn, lim: lim}
-	c.reader = deadlineReader{conn: conn, messageTimeout: lim.MessageTimeout}
-	c.dec = capnp.NewDecoder(&c.reader)
-	c.dec.MaxMessageSize = lim.MaxMessageSize
-	c.enc = capnp.NewEncoder(conn)
-	return c
+func newCodec(conn net.Conn, lim Limits, budget func() Budget) *codec {
+	return &codec{
+		conn:   conn,
+		lim:    lim,
+		budget: budget,
+		reader: deadlineReader{conn: conn, messageTimeout: lim.MessageTimeout},
+		enc:    capnp.NewEncoder(conn),
+	}
 }
 
 // codec frames messages on conn with size bounds and deadlines. Decode is
@@ -25,18 +29,29 @@ func newCodec(conn net.Conn, lim Limits) *codec {
 type codec struct {
 	conn   net.Conn
 	lim    Limits
+	budget func() Budget // what the peer has earned so far
 	reader deadlineReader
-	dec    *capnp.Decoder
 
 	mu  sync.Mutex
 	enc *capnp.Encoder
 }
 
+// readChunk is how much of a message body is read (and allocated) at a time:
+// memory grows with the bytes that actually arrived, not with the size a
+// header claims.
+const readChunk = 64 << 10
+
+// Decode reads one message in the standard stream framing. Unlike
+// capnp.Decoder, which allocates the whole size a header claims before the
+// body arrives, it grows the buffer as bytes come in, so a peer that claims
+// a large message pays for it in bytes sent.
 func (c *codec) Decode() (*capnp.Message, error) {
-	if err := c.reader.awaitMessage(c.lim.IdleTimeout); err != nil {
+	if err := c.reader.awaitMessage(c.budget().IdleTimeout); err != nil {
 		return nil, err
 	}
-	msg, err := c.dec.Decode()
+	// The size limit is read once the message has started: a login that
+	// succeeded while the reader waited lifts it for the very next message.
+	buf, err := readFrame(&c.reader, func() uint64 { return c.budget().MaxMessageSize })
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -44,7 +59,41 @@ func (c *codec) Decode() (*capnp.Message, error) {
 		}
 		return nil, err
 	}
-	return msg, nil
+	return capnp.Unmarshal(buf)
+}
+
+// readFrame reads one framed message from r, of at most the bytes limit
+// returns once the message's first word has arrived.
+func readFrame(r io.Reader, limit func() uint64) ([]byte, error) {
+	buf := make([]byte, 8, 64)
+	if _, err := io.ReadFull(r, buf[:4]); err != nil {
+		return nil, err
+	}
+	segs := uint64(binary.LittleEndian.Uint32(buf)) + 1
+	hdrLen := (4 + 4*segs + 7) &^ 7
+	if max := limit(); hdrLen > max {
+		return nil, fmt.Errorf("%w: message of %d segments, whose header alone is over the limit of %d bytes", ErrLimit, segs, max)
+	}
+	buf = slices.Grow(buf[:4], int(hdrLen)-4)[:hdrLen]
+	if _, err := io.ReadFull(r, buf[4:]); err != nil { // sizes, then padding
+		return nil, err
+	}
+	total := hdrLen
+	for i := range segs {
+		total += 8 * uint64(binary.LittleEndian.Uint32(buf[4+4*i:]))
+	}
+	if max := limit(); total > max {
+		return nil, fmt.Errorf("%w: message of %d bytes; the limit is %d", ErrLimit, total, max)
+	}
+	for uint64(len(buf)) < total {
+		n := int(min(total-uint64(len(buf)), readChunk))
+		buf = slices.Grow(buf, n)
+		if _, err := io.ReadFull(r, buf[len(buf):len(buf)+n]); err != nil {
+			return nil, err
+		}
+		buf = buf[:len(buf)+n]
+	}
+	return buf, nil
 }
 
 func (c *codec) Encode(m *capnp.Message) error {

@@ -25,7 +25,7 @@ const DefaultMaxConns = 1024
 // Server serves a bootstrap capability on listeners, one rpc.Conn per
 // accepted connection, within Limits and a bound on concurrent connections.
 type Server struct {
-	bootstrap capnp.Client
+	bootstrap Bootstrap
 	lim       Limits
 	maxConns  int
 	logger    *slog.Logger
@@ -37,10 +37,34 @@ type Server struct {
 	wg        sync.WaitGroup // one per live connection
 }
 
-// NewServer returns a Server that hands each connection a reference to
-// bootstrap. It takes ownership of bootstrap and releases it on Close.
-// maxConns <= 0 means DefaultMaxConns; logger may be nil.
-func NewServer(bootstrap capnp.Client, maxConns int, lim Limits, logger *slog.Logger) *Server {
+// Bootstrap returns the capability a new connection bootstraps. It is the
+// connection's own: rpc.Conn releases it when the connection ends. peer is
+// the server's handle on that connection, for capabilities that must know
+// (a login lifts the connection's budget with peer.Authenticated).
+type Bootstrap func(peer *Peer) capnp.Client
+
+// Peer is one connection, as its bootstrap capability sees it.
+type Peer struct {
+	t      *Transport
+	remote net.Addr
+}
+
+// Authenticated lifts the connection from Limits.Unauthenticated to the full
+// Limits: the peer has proved who it is.
+// A nil Peer (an in-process caller) has nothing to lift.
+func (p *Peer) Authenticated() {
+	if p != nil {
+		p.t.Authenticated()
+	}
+}
+
+// RemoteAddr is the peer's network address.
+func (p *Peer) RemoteAddr() net.Addr { return p.remote }
+
+// NewServer returns a Server that gives each connection the capability
+// bootstrap returns for it. maxConns <= 0 means DefaultMaxConns; logger may
+// be nil.
+func NewServer(bootstrap Bootstrap, maxConns int, lim Limits, logger *slog.Logger) *Server {
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns
 	}
@@ -114,8 +138,9 @@ func (s *Server) start(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	conn := rpc.NewConn(NewTransport(nc, s.lim), &rpc.Options{
-		BootstrapClient: s.bootstrap.AddRef(),
+	t := NewTransport(nc, s.lim)
+	conn := rpc.NewConn(t, &rpc.Options{
+		BootstrapClient: s.bootstrap(&Peer{t: t, remote: nc.RemoteAddr()}),
 		Logger:          connLogger{s.logger.With("remote", nc.RemoteAddr().String())},
 	})
 	s.conns[conn] = struct{}{}
@@ -171,7 +196,7 @@ func (s *Server) isClosed() bool {
 }
 
 // Close stops accepting, closes every connection, waits until they are gone
-// or ctx ends, and releases the bootstrap capability.
+// or ctx ends.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -193,7 +218,6 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
-	defer s.bootstrap.Release()
 	select {
 	case <-done:
 		return nil

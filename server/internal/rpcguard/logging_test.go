@@ -69,7 +69,9 @@ func serveLogged(t *testing.T) (addr string, srv *rpcguard.Server, logs *logBuff
 	}
 	logs = &logBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv = rpcguard.NewServer(capnp.Client((&plaincounter.Counter{}).Client()), 0, rpcguard.Limits{}, logger)
+	bootstrap := capnp.Client((&plaincounter.Counter{}).Client())
+	t.Cleanup(bootstrap.Release)
+	srv = rpcguard.NewServer(func(*rpcguard.Peer) capnp.Client { return bootstrap.AddRef() }, 0, rpcguard.Limits{}, logger)
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -22,14 +22,35 @@ import (
 	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
 )
 
-// serve starts a guarded server for counter on a loopback port.
+// serve starts a guarded server for counter on a loopback port. A counter
+// needs no login: every peer gets the full Limits at once.
 func serve(t *testing.T, counter *plaincounter.Counter, maxConns int, lim rpcguard.Limits) (addr string, srv *rpcguard.Server) {
+	t.Helper()
+	return serveCounter(t, counter, maxConns, lim, true)
+}
+
+// serveStrangers is serve for peers that never authenticate: they stay
+// within Limits.Unauthenticated.
+func serveStrangers(t *testing.T, counter *plaincounter.Counter, lim rpcguard.Limits) (addr string) {
+	t.Helper()
+	addr, _ = serveCounter(t, counter, 0, lim, false)
+	return addr
+}
+
+func serveCounter(t *testing.T, counter *plaincounter.Counter, maxConns int, lim rpcguard.Limits, authenticate bool) (addr string, srv *rpcguard.Server) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv = rpcguard.NewServer(capnp.Client(counter.Client()), maxConns, lim, nil)
+	bootstrap := capnp.Client(counter.Client())
+	t.Cleanup(bootstrap.Release)
+	srv = rpcguard.NewServer(func(p *rpcguard.Peer) capnp.Client {
+		if authenticate {
+			p.Authenticated()
+		}
+		return bootstrap.AddRef()
+	}, maxConns, lim, nil)
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -238,6 +259,38 @@ func TestInFlightLimitAnswersOverloadedAndRecovers(t *testing.T) {
 	const limit = 4
 	gate := make(chan struct{})
 	addr, _ := serve(t, &plaincounter.Counter{Gate: gate}, 0, rpcguard.Limits{MaxInFlight: limit})
+	testInFlightLimit(t, addr, gate, limit)
+}
+
+// A peer that has not authenticated gets a far smaller in-flight budget.
+func TestAStrangerGetsOnlyItsSmallInFlightBudget(t *testing.T) {
+	const limit = 3
+	gate := make(chan struct{})
+	addr := serveStrangers(t, &plaincounter.Counter{Gate: gate}, rpcguard.Limits{
+		MaxInFlight:     512,
+		Unauthenticated: rpcguard.Budget{MaxInFlight: limit},
+	})
+	testInFlightLimit(t, addr, gate, limit)
+}
+
+// A peer that has not authenticated may send only small messages: the
+// default authenticated limit is 9 MiB, a stranger's 64 KiB.
+func TestAStrangerMaySendOnlySmallMessages(t *testing.T) {
+	addr := serveStrangers(t, &plaincounter.Counter{}, rpcguard.Limits{})
+	attacker := dialRaw(t, addr)
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[4:], (1<<20)/8) // one 1 MiB segment
+	if _, err := attacker.conn.Write(hdr[:]); err != nil {
+		t.Fatal(err)
+	}
+	if reason := attacker.abortReason(5 * time.Second); !strings.Contains(reason, "the limit is 65536") {
+		t.Errorf("abort reason %q does not name the stranger's limit", reason)
+	}
+	requireServesOthers(t, addr)
+}
+
+func testInFlightLimit(t *testing.T, addr string, gate chan struct{}, limit int) {
+	t.Helper()
 	counter := dialCounter(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -245,7 +298,7 @@ func TestInFlightLimitAnswersOverloadedAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	const calls = 3 * limit
+	calls := 3 * limit
 	errs := make(chan error, calls)
 	var wg sync.WaitGroup
 	for range calls {

@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"capnproto.org/go/capnp/v3/rpc/transport"
@@ -76,12 +77,29 @@ type Limits struct {
 	MessageTimeout time.Duration
 	// WriteTimeout bounds each outgoing message write.
 	WriteTimeout time.Duration
+
+	// Unauthenticated is the budget of a peer until it proves who it is
+	// (Peer.Authenticated); the fields above apply from then on. Every
+	// bound scales with what the peer has proved: a stranger may send only
+	// small messages, few at a time, and must keep talking.
+	Unauthenticated Budget
+}
+
+// Budget is what a peer may make the server hold before it has
+// authenticated. The zero value of a field means its default.
+type Budget struct {
+	// MaxMessageSize bounds one incoming message, header included.
+	MaxMessageSize uint64
+	// MaxInFlight bounds the peer's calls the server is working on.
+	MaxInFlight int
+	// IdleTimeout is how long the connection may sit between messages.
+	IdleTimeout time.Duration
 }
 
 // DefaultLimits returns the limits a server uses when nothing is configured.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxMessageSize: 32 << 20, // room for a blueprint bundle with its wasm
+		MaxMessageSize: 9 << 20, // a guest frame (8 MiB) and its envelope; blueprints are streamed
 		MaxCapTable:    256,
 		MaxPipelineOps: 64,
 		MaxInFlight:    512,
@@ -89,6 +107,11 @@ func DefaultLimits() Limits {
 		IdleTimeout:    10 * time.Minute,
 		MessageTimeout: 30 * time.Second,
 		WriteTimeout:   30 * time.Second,
+		Unauthenticated: Budget{
+			MaxMessageSize: 64 << 10,
+			MaxInFlight:    8,
+			IdleTimeout:    time.Minute,
+		},
 	}
 }
 
@@ -119,7 +142,22 @@ func (l Limits) withDefaults() Limits {
 	if l.WriteTimeout == 0 {
 		l.WriteTimeout = d.WriteTimeout
 	}
+	u, du := &l.Unauthenticated, d.Unauthenticated
+	if u.MaxMessageSize == 0 {
+		u.MaxMessageSize = min(du.MaxMessageSize, l.MaxMessageSize)
+	}
+	if u.MaxInFlight == 0 {
+		u.MaxInFlight = min(du.MaxInFlight, l.MaxInFlight)
+	}
+	if u.IdleTimeout == 0 {
+		u.IdleTimeout = min(du.IdleTimeout, l.IdleTimeout)
+	}
 	return l
+}
+
+// authenticated is the budget of a peer that has proved who it is.
+func (l Limits) authenticated() Budget {
+	return Budget{MaxMessageSize: l.MaxMessageSize, MaxInFlight: l.MaxInFlight, IdleTimeout: l.IdleTimeout}
 }
 
 // ErrLimit is wrapped by every error that closes a connection for exceeding a
@@ -150,9 +188,10 @@ const readAhead = 16
 
 // Transport is a transport.Transport over a net.Conn that enforces Limits.
 type Transport struct {
-	inner transport.Transport
-	lim   Limits
-	start sync.Once
+	inner         transport.Transport
+	lim           Limits
+	start         sync.Once
+	authenticated atomic.Bool
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -201,13 +240,26 @@ func (a ref) same(b ref) bool {
 func NewTransport(conn net.Conn, lim Limits) *Transport {
 	lim = lim.withDefaults()
 	t := &Transport{
-		inner:    transport.New(newCodec(conn, lim)),
 		lim:      lim,
 		answers:  make(map[uint32]answerState),
 		rejected: make(map[uint32]struct{}),
 	}
+	t.inner = transport.New(newCodec(conn, lim, t.budget))
 	t.cond = sync.NewCond(&t.mu)
 	return t
+}
+
+// Authenticated lifts the peer from Limits.Unauthenticated to the full
+// Limits, from the next message on. The server calls it once the peer has
+// proved who it is (a successful login).
+func (t *Transport) Authenticated() { t.authenticated.Store(true) }
+
+// budget is what the peer may make the server hold now.
+func (t *Transport) budget() Budget {
+	if t.authenticated.Load() {
+		return t.lim.authenticated()
+	}
+	return t.lim.Unauthenticated
 }
 
 // NewMessage allocates an outgoing message; sending a Return through it
@@ -592,8 +644,8 @@ func (t *Transport) admit(id uint32, refsRejected bool) (verdict, refusal, error
 	switch {
 	case refsRejected:
 		ref.typ, ref.reason = rpccp.Exception_Type_failed, "pipelined onto a call that was refused"
-	case t.running >= t.lim.MaxInFlight || len(t.answers) >= t.lim.MaxOpenAnswers:
-		ref.reason = fmt.Sprintf("connection overloaded: at most %d calls in flight and %d unfinished answers", t.lim.MaxInFlight, t.lim.MaxOpenAnswers)
+	case t.running >= t.budget().MaxInFlight || len(t.answers) >= t.lim.MaxOpenAnswers:
+		ref.reason = fmt.Sprintf("connection overloaded: at most %d calls in flight and %d unfinished answers", t.budget().MaxInFlight, t.lim.MaxOpenAnswers)
 	default:
 		if _, dup := t.answers[id]; dup {
 			return deliver, refusal{}, fmt.Errorf("%w: question %d is already in use", ErrProtocol, id)
