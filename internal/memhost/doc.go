@@ -29,8 +29,11 @@
 // the server's defaults (keys up to 512 bytes, values up to 1 MiB, 64 MiB of
 // keys plus values in total); WithMaxKeyBytes, WithMaxValueBytes and
 // WithMaxTotalBytes change them. A write past a limit fails with an error
-// naming the limit, and the rest of the transaction is kept. Storage.list
-// returns at most 1000 entries per call, as the server does.
+// naming the limit, and the rest of the transaction is kept. Like the
+// server's, every write a call buffers (a delete of a missing key too)
+// counts against the per-call limits (WithMaxCallWrites, WithMaxCallBytes),
+// and Storage.list returns at most 1000 entries and at most
+// WithMaxListBytes of keys and values (but always one entry) per call.
 //
 // # Inspection
 //
