@@ -205,9 +205,12 @@ type liveGadget struct {
 func (s *Server) liveFor(ctx context.Context, g store.Gadget) (*liveGadget, error) {
 	s.mu.Lock()
 	lg := s.live[g.ID]
+	if lg != nil {
+		// Under s.mu, so the sweeper cannot let it go in between.
+		lg.use.touch()
+	}
 	s.mu.Unlock()
 	if lg != nil {
-		lg.use.touch()
 		return lg, nil
 	}
 	e, err := s.module(ctx, keyOf(g))
@@ -221,9 +224,6 @@ func (s *Server) liveFor(ctx context.Context, g store.Gadget) (*liveGadget, erro
 	if !started {
 		s.releaseModule(e) // failed, or someone else started it meanwhile
 	}
-	if lg != nil {
-		lg.use.touch()
-	}
 	return lg, err
 }
 
@@ -234,6 +234,7 @@ func (s *Server) startLocked(ctx context.Context, g store.Gadget, e *moduleEntry
 		return nil, false, errClosed
 	}
 	if lg := s.live[g.ID]; lg != nil {
+		lg.use.touch()
 		return lg, false, nil
 	}
 	if _, err := s.store.Gadget(ctx, g.ID); err != nil {
@@ -247,6 +248,7 @@ func (s *Server) startLocked(ctx context.Context, g store.Gadget, e *moduleEntry
 		Gadget: s.rt.NewGadget(e.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithCallScope(lg.storage.begin)),
 		lg:     lg,
 	}
+	lg.use.touch()
 	s.live[g.ID] = lg
 	return lg, true, nil
 }
