@@ -14,6 +14,10 @@ const (
 	DefaultIdleTimeout = 5 * time.Minute  // an unused instance is evicted after this
 	DefaultMaxLive     = 1000             // live instances per Runtime
 
+	DefaultCloseTimeout      = 5 * time.Second // Gadget.Close waits this long for a call to stop
+	DefaultClientCallTimeout = 2 * time.Second // per call a guest makes to a client's capability
+	DefaultMemoryBudget      = 2 << 30         // bytes of host memory for all live instances
+
 	DefaultMaxFrameSize = 8 << 20 // bytes in one frame crossing the boundary
 	DefaultMaxCapTable  = 1024    // capabilities in one frame
 	DefaultMaxImports   = 16384   // host capabilities one instance may hold
@@ -35,6 +39,10 @@ type config struct {
 	maxImports  int
 
 	moduleLimits ModuleLimits
+
+	closeTimeout      time.Duration
+	clientCallTimeout time.Duration
+	memoryBudget      uint64
 }
 
 // WithCompilationCacheDir keeps compiled machine code in dir, so a restarted
@@ -102,6 +110,30 @@ func DefaultModuleLimits() ModuleLimits { return ModuleLimits(wasmcheck.DefaultL
 // WithModuleLimits sets the limits Compile checks every module against
 // before compiling it. Default DefaultModuleLimits.
 func WithModuleLimits(l ModuleLimits) Option { return func(c *config) { c.moduleLimits = l } }
+
+// WithCloseTimeout bounds how long Gadget.Close (and so Runtime.Close) waits
+// for the call running in a gadget to stop once Close has canceled it. Past
+// it the gadget's worker is abandoned and its instance closed, which frees
+// its memory. Default DefaultCloseTimeout.
+func WithCloseTimeout(d time.Duration) Option { return func(c *config) { c.closeTimeout = d } }
+
+// WithClientCallTimeout bounds each call a guest makes to a capability that
+// came from a client (a listener, say). Past it only that call fails, with
+// an exception the guest sees; the guest and its instance go on, so one slow
+// client cannot hold a shared gadget for everyone until the call deadline.
+// Calls to the host's own services are bounded by the call deadline only.
+// Default DefaultClientCallTimeout.
+func WithClientCallTimeout(d time.Duration) Option {
+	return func(c *config) { c.clientCallTimeout = d }
+}
+
+// WithMemoryBudget bounds the host memory of all live instances of a Runtime
+// together: their linear memory, tables and retained native stacks. Starting
+// or growing an instance past it first evicts least recently used idle
+// instances; if that is not enough, the start fails, or the guest's
+// memory.grow fails (a Go guest then stops, out of memory). Default
+// DefaultMemoryBudget.
+func WithMemoryBudget(bytes uint64) Option { return func(c *config) { c.memoryBudget = bytes } }
 
 // GadgetOption configures one Gadget.
 type GadgetOption func(*gadgetConfig)

@@ -20,6 +20,15 @@
 // worker too, inside the export call it made. Capabilities for guest objects
 // only enqueue and wait, so no lock is ever held across guest code.
 //
+// Every wait on the worker ends with the call's context: the guest's own
+// code (wazero's WithCloseOnContextDone), its calls out (wait), and its
+// sleep (WASI poll_oneoff, which wasi.go replaces: wazero's sleeps through
+// any deadline). Each call's context derives from the gadget's, which
+// Gadget.Close cancels; Close waits for the worker no longer than
+// WithCloseTimeout, and then abandons it, closing its instance from outside
+// (wazero allows that), which releases its memory. Runtime.Close closes all
+// its gadgets at once, so shutdown has the same bound.
+//
 // # Re-entrancy
 //
 // While a guest waits on a call to a capability that came from a client
@@ -28,14 +37,30 @@
 // answer to its pending exchange, and resumes the wait when the guest has
 // answered it. Calls to the host's own services (Host, Storage) cannot
 // re-enter, so no delivery happens during them. Nested delivery is bounded.
+// A call to a client's capability is also bounded in time, by
+// WithClientCallTimeout, shorter than the call deadline: past it only that
+// call fails, as an exception the guest sees, so a client that never
+// answers cannot hold a shared gadget, or kill its instance, for everyone.
 //
 // # Lifecycle
 //
 // Instances are created on first use and die on a trap, an exit, a deadline,
-// an ABI violation, idle eviction or LRU eviction past a cap. Only that
-// instance dies; the next call gets a fresh one. A session (the capability
-// Guest.open returned) survives: the host reopens it on the new instance with
-// the same Caller. Other guest objects fail with ErrRestarted: their state
-// lived in the dead instance's memory. A gadget's durable state is its
-// storage, whose writes are scoped per call (WithCallScope).
+// an ABI violation, idle eviction, or LRU eviction past a cap or the memory
+// budget. Only that instance dies; the next call gets a fresh one. A session
+// (the capability Guest.open returned) survives: the host reopens it on the
+// new instance with the same Caller. Other guest objects fail with
+// ErrRestarted: their state lived in the dead instance's memory. A gadget's
+// durable state is its storage, whose writes are scoped per call
+// (WithCallScope).
+//
+// # Memory
+//
+// One budget (WithMemoryBudget) covers all live instances of a Runtime:
+// their linear memory, which memory.go maps outside the Go heap and charges
+// as it grows, and the tables and native stacks they keep, measured after
+// each call. An instance that would exceed the budget first evicts least
+// recently used idle ones; when only busy instances hold the memory, its
+// start or its memory.grow fails. Each instance's linear memory and tables
+// together stay within WithMemoryLimit. A native stack grown deep during a
+// call is dropped after it, not kept for the instance's life.
 package wasmhost

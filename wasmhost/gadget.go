@@ -23,12 +23,17 @@ import (
 // instance and everything in it. Capabilities for guest objects (guestObject)
 // only enqueue deliveries and wait for their replies, so they never touch
 // instance state. mu guards the few fields other goroutines write: releases
-// and closed.
+// and closed. Close reaches into a running call only through ctx (every call
+// derives from it) and, past its bound, through running's wazero module,
+// which is safe to close from any goroutine.
 type Gadget struct {
 	rt   *Runtime
 	mod  *Module
 	cfg  gadgetConfig
 	host schema.Host
+
+	ctx    context.Context         // parent of every call; canceled by Close
+	cancel context.CancelCauseFunc // cancels ctx with ErrClosed
 
 	inbox chan *delivery
 	wake  chan struct{} // a release is pending
@@ -41,10 +46,12 @@ type Gadget struct {
 	closed   bool
 
 	// Owned by run.
-	inst *instance
-	gen  uint64      // generation of the newest instance; 0 means none yet
-	lru  lruEntry    // guarded by the runtime's live.mu
-	live atomic.Bool // inst != nil, for readers outside run
+	inst    *instance
+	gen     uint64                   // generation of the newest instance; 0 means none yet
+	lru     lruEntry                 // guarded by the runtime's live.mu
+	live    atomic.Bool              // inst != nil, for readers outside run
+	running atomic.Pointer[instance] // inst, for Close to abandon
+	busy    atomic.Bool              // run is handling a call
 }
 
 // guestRef names a guest export in one instance generation.
@@ -97,12 +104,14 @@ func (r *Runtime) NewGadget(m *Module, host schema.Host, opts ...GadgetOption) *
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
+	g.ctx, g.cancel = context.WithCancelCause(context.Background())
 	for _, o := range opts {
 		o(&g.cfg)
 	}
 	if g.cfg.name == "" {
 		g.cfg.name = "gadget"
 	}
+	r.gadgets.add(g)
 	go g.run()
 	return g
 }
@@ -117,17 +126,42 @@ func (g *Gadget) Guest() schema.Guest {
 func (g *Gadget) Live() bool { return g.live.Load() }
 
 // Close kills the instance and breaks every capability that came from it.
-// Calls waiting for the gadget fail with ErrClosed. Close waits for the
-// worker to stop and is safe to call more than once.
+// Calls waiting for the gadget fail with ErrClosed, and so does the call in
+// the guest, if any: Close cancels it. Close waits for the worker to stop,
+// but no longer than WithCloseTimeout: past it the worker is abandoned (it
+// stops on its own whenever whatever holds it returns) and its instance is
+// closed from here, which frees its linear memory. Close is safe to call
+// more than once.
 func (g *Gadget) Close() {
 	g.mu.Lock()
 	if !g.closed {
 		g.closed = true
+		g.cancel(fmt.Errorf("%s: %w", g.cfg.name, ErrClosed))
 		close(g.quit)
 	}
 	g.mu.Unlock()
-	<-g.done
+	defer g.rt.gadgets.remove(g)
+	t := time.NewTimer(g.rt.cfg.closeTimeout)
+	defer t.Stop()
+	select {
+	case <-g.done:
+	case <-t.C:
+		g.abandon()
+	}
 }
+
+// abandon closes the instance of a worker that did not stop in time. wazero
+// allows closing a module from another goroutine while it runs: the guest
+// exits at its next check, and its linear memory is released now
+// (linearMemory.Free).
+func (g *Gadget) abandon() {
+	if inst := g.running.Load(); inst != nil && inst.mod != nil {
+		inst.mod.CloseWithExitCode(context.Background(), exitCodeAbandoned)
+	}
+}
+
+// exitCodeAbandoned is the exit code of an instance closed by abandon.
+const exitCodeAbandoned = 0xdead
 
 // run is the worker: the only goroutine that touches the instance.
 func (g *Gadget) run() {
@@ -138,9 +172,13 @@ func (g *Gadget) run() {
 	for {
 		select {
 		case d := <-g.inbox:
+			g.busy.Store(true)
 			g.handle(d)
+			g.busy.Store(false)
 		case <-g.wake:
+			g.busy.Store(true)
 			g.deliverReleases()
+			g.busy.Store(false)
 		case <-g.evict:
 			if g.rt.live.evicting(g) {
 				g.kill(nil)
@@ -185,6 +223,7 @@ func (g *Gadget) handle(d *delivery) {
 			return
 		}
 		g.inst = inst
+		g.running.Store(inst)
 		g.live.Store(true)
 		g.rt.live.add(g)
 	}
@@ -271,6 +310,7 @@ func (g *Gadget) kill(err error) {
 		}
 		g.inst.close(err)
 		g.inst = nil
+		g.running.Store(nil)
 		g.live.Store(false)
 		g.rt.live.remove(g)
 	}

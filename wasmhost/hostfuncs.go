@@ -132,7 +132,13 @@ func (inst *instance) startOutbound(f abi.Frame) []byte {
 		return inst.exceptionFrame(err)
 	}
 	m := capnp.Method{InterfaceID: call.InterfaceId(), MethodID: call.MethodId()}
-	ans, rel := e.client.SendCall(inst.ctx, capnp.Send{
+	ctx, cancel := inst.ctx, context.CancelFunc(func() {})
+	if !e.trusted {
+		// A client's capability gets a shorter deadline of its own, so
+		// one slow client fails its own call, not the whole instance.
+		ctx, cancel = context.WithTimeout(inst.ctx, inst.g.rt.cfg.clientCallTimeout)
+	}
+	ans, rel := e.client.SendCall(ctx, capnp.Send{
 		Method:   m,
 		ArgsSize: content.Size(),
 		PlaceArgs: func(args capnp.Struct) error {
@@ -148,7 +154,11 @@ func (inst *instance) startOutbound(f abi.Frame) []byte {
 			inst.scopeErr = err
 		}
 	}
-	inst.outbound = append(inst.outbound, &outboundCall{ans: ans, release: rel, trusted: e.trusted})
+	o := &outboundCall{ans: ans, release: func() { rel(); cancel() }, trusted: e.trusted}
+	if !e.trusted {
+		o.expired = ctx.Done()
+	}
+	inst.outbound = append(inst.outbound, o)
 	return nil
 }
 
@@ -174,6 +184,14 @@ func (inst *instance) wait() []byte {
 				inst.beginScope()
 			}
 			return b
+		case <-top.expired:
+			if inst.ctx.Err() != nil {
+				abort(inst.ctx.Err()) // the call's own deadline
+			}
+			inst.outbound = inst.outbound[:n-1]
+			top.release()
+			inst.beginScope()
+			return inst.exceptionFrame(fmt.Errorf("%s: a client's capability did not answer within %v (WithClientCallTimeout)", inst.g.cfg.name, inst.g.rt.cfg.clientCallTimeout))
 		case d := <-inbox:
 			if b := inst.deliverNested(d); b != nil {
 				return b

@@ -42,10 +42,11 @@ const (
 // hostileWorld is one Runtime, as a server has, with a well-behaved counter
 // gadget (the bystander) that must keep working whatever the others do.
 type hostileWorld struct {
-	rt        *wasmhost.Runtime
-	mods      map[string]*wasmhost.Module
-	bystander counterpb.Counter
-	count     int64
+	rt              *wasmhost.Runtime
+	mods            map[string]*wasmhost.Module
+	bystander       counterpb.Counter
+	bystanderGadget *wasmhost.Gadget
+	count           int64
 }
 
 // hostileBox is one gadget in a hostileWorld, with its own test host and
@@ -67,6 +68,7 @@ func newHostileWorld(t *testing.T, opts ...wasmhost.Option) *hostileWorld {
 	counter := w.newBox(t, counterPkg, "bystander")
 	s := counter.open(t, "bystander-user")
 	w.bystander = counterpb.Counter(s)
+	w.bystanderGadget = counter.gadget
 	w.bystanderServes(t) // warm: its instance is live before any attack
 	return w
 }

@@ -12,6 +12,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/gadgetd/gadgetd/schema/abi"
@@ -21,6 +22,10 @@ import (
 // instance is one live wasm instance of a gadget. Only the gadget's worker
 // goroutine touches it: host functions run on that goroutine too, because
 // wazero calls them synchronously from the guest export the worker invoked.
+// The exceptions close it from outside: wazero when a call's context ends,
+// and Gadget.abandon; both only close mod (set before the instance is
+// published), which frees linear memory through linearMemory.Free, safe on
+// any goroutine.
 //
 // While the guest runs, two stacks describe where it is:
 //   - outbound: calls the guest made to host capabilities and is waiting on,
@@ -50,6 +55,11 @@ type instance struct {
 	scopeErr error             // a commit that failed within the current call
 
 	fatal error // set when the instance must die
+	slept bool  // the current call's context ended while the guest slept
+
+	linear     *linearMemory
+	overBudget bool   // a memory.grow failed for want of budget
+	charged    uint64 // bytes of tables and native stack charged to the budget
 }
 
 // importEntry is a host capability the guest holds. Trusted ones came from
@@ -64,6 +74,7 @@ type outboundCall struct {
 	ans     *capnp.Answer
 	release capnp.ReleaseFunc
 	trusted bool
+	expired <-chan struct{} // for a client's capability: closed at its deadline
 }
 
 type instanceKey struct{}
@@ -96,24 +107,31 @@ func (g *Gadget) instantiate() (*instance, error) {
 	// with a deadline and a scope of its own, so its storage writes commit
 	// only if it starts.
 	exit := inst.enter()
-	inst.beginScope()
-	mod, err := g.rt.wz.InstantiateModule(inst.ctx, g.mod.cm, cfg)
-	if err != nil && (inst.fatal == nil || !errors.Is(err, inst.fatal)) {
-		err = inst.explain(inst.ctx, "failed to start", err)
-	}
+	var mod api.Module
+	err := inst.reserveMemory()
 	if err == nil {
-		err = inst.checkQuiescent()
+		inst.beginScope()
+		ctx := experimental.WithMemoryAllocator(inst.ctx, experimental.MemoryAllocatorFunc(
+			func(_, _ uint64) experimental.LinearMemory { return inst.linear }))
+		mod, err = g.rt.wz.InstantiateModule(ctx, g.mod.cm, cfg)
+		if err != nil && (inst.fatal == nil || !errors.Is(err, inst.fatal)) {
+			err = inst.explain(inst.ctx, "failed to start", err)
+		}
+		if err == nil {
+			inst.mod = mod
+			err = inst.settle()
+		}
+		if err == nil {
+			err = inst.checkQuiescent()
+		}
+		_, err = inst.finish(capnp.Struct{}, err, true)
 	}
-	_, err = inst.finish(capnp.Struct{}, err, true)
 	exit()
 	if err != nil {
-		if mod != nil {
-			mod.Close(context.Background())
-		}
+		inst.mod = mod
 		inst.close(err)
 		return nil, err
 	}
-	inst.mod = mod
 	inst.mem = mod.Memory()
 	inst.fn.alloc = mod.ExportedFunction(exportAlloc)
 	inst.fn.deliver = mod.ExportedFunction(exportDeliver)
@@ -123,8 +141,9 @@ func (g *Gadget) instantiate() (*instance, error) {
 // enter starts a top-level call: the context every export and host function
 // of the call sees, with the call's deadline. The returned function ends it.
 func (inst *instance) enter() (exit func()) {
-	ctx, cancel := context.WithTimeout(context.Background(), inst.g.rt.cfg.callTimeout)
+	ctx, cancel := context.WithTimeout(inst.g.ctx, inst.g.rt.cfg.callTimeout)
 	inst.ctx = context.WithValue(ctx, instanceKey{}, inst)
+	inst.slept = false
 	return func() {
 		cancel()
 		inst.ctx = nil
@@ -294,6 +313,9 @@ func (inst *instance) invoke(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, inst.die("crashed", err)
 	}
+	if err := inst.settle(); err != nil {
+		return nil, err
+	}
 	rptr, rlen := uint32(res[0]>>32), uint32(res[0])
 	if int(rlen) > inst.lim.MaxBytes {
 		return nil, fmt.Errorf("%s: result of %d bytes exceeds the limit of %d bytes", inst.g.cfg.name, rlen, inst.lim.MaxBytes)
@@ -403,8 +425,17 @@ func (inst *instance) explain(ctx context.Context, what string, err error) error
 	tail := inst.logs.lastLine()
 	var exit *sys.ExitError
 	switch {
-	case ctx != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("%s: call exceeded its deadline of %v and the instance was stopped", name, inst.g.rt.cfg.callTimeout)
+	case ctx != nil && ctx.Err() != nil:
+		while := ""
+		if inst.slept {
+			while = " while the guest slept"
+		}
+		if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: the call was stopped%s", cause, while)
+		}
+		return fmt.Errorf("%s: call exceeded its deadline of %v%s and the instance was stopped", name, inst.g.rt.cfg.callTimeout, while)
+	case inst.overBudget && strings.Contains(tail, "out of memory"):
+		return fmt.Errorf("%s ran out of memory and was stopped: the server's memory budget for all gadgets (%d MiB) is in use by busy instances: %s", name, inst.g.rt.cfg.memoryBudget>>20, tail)
 	case strings.Contains(tail, "out of memory"):
 		return fmt.Errorf("%s ran out of memory (limit %d MiB) and was stopped: %s", name, inst.g.rt.cfg.memoryLimit>>20, tail)
 	case errors.As(err, &exit):
@@ -440,6 +471,9 @@ func (inst *instance) close(cause error) {
 	if inst.mod != nil {
 		inst.mod.Close(context.Background())
 	}
+	inst.linear.unmap()
+	inst.g.rt.live.uncharge(inst.g, inst.charged)
+	inst.charged = 0
 	inst.releaseImports()
 }
 

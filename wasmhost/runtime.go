@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -17,10 +18,11 @@ import (
 // Runtime compiles guest modules and runs gadget instances. One per server;
 // safe for concurrent use.
 type Runtime struct {
-	cfg   config
-	wz    wazero.Runtime
-	cache wazero.CompilationCache
-	live  liveSet
+	cfg     config
+	wz      wazero.Runtime
+	cache   wazero.CompilationCache
+	live    liveSet
+	gadgets gadgetSet // not yet closed, for Close
 }
 
 // New creates a Runtime.
@@ -34,6 +36,10 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		maxFrame:    DefaultMaxFrameSize,
 		maxCapTable: DefaultMaxCapTable,
 		maxImports:  DefaultMaxImports,
+
+		closeTimeout:      DefaultCloseTimeout,
+		clientCallTimeout: DefaultClientCallTimeout,
+		memoryBudget:      DefaultMemoryBudget,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -41,6 +47,10 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 	if cfg.memoryLimit < wasmPageSize || cfg.callTimeout <= 0 || cfg.queueLimit < 1 || cfg.idleTimeout <= 0 || cfg.maxLive < 1 {
 		return nil, fmt.Errorf("wasmhost: invalid limits: memory %d bytes, call timeout %v, queue %d, idle timeout %v, live instances %d",
 			cfg.memoryLimit, cfg.callTimeout, cfg.queueLimit, cfg.idleTimeout, cfg.maxLive)
+	}
+	if cfg.closeTimeout <= 0 || cfg.clientCallTimeout <= 0 || cfg.memoryBudget < cfg.memoryLimit {
+		return nil, fmt.Errorf("wasmhost: invalid limits: close timeout %v, client call timeout %v, memory budget %d bytes (at least the memory limit, %d)",
+			cfg.closeTimeout, cfg.clientCallTimeout, cfg.memoryBudget, cfg.memoryLimit)
 	}
 	rc := wazero.NewRuntimeConfig().
 		// Without this a guest spinning in a loop never yields to the
@@ -50,6 +60,8 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		WithMemoryLimitPages(uint32(cfg.memoryLimit / wasmPageSize))
 	r := &Runtime{cfg: cfg}
 	r.live.max = cfg.maxLive
+	r.live.budget = cfg.memoryBudget
+	r.live.freed = make(chan struct{})
 	if cfg.cacheDir != "" {
 		// wazero keys cached code by module, wazero version and CPU, not by
 		// runtime config: code compiled without the termination checks
@@ -67,7 +79,7 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		rc = rc.WithCompilationCache(cache)
 	}
 	r.wz = wazero.NewRuntimeWithConfig(ctx, rc)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.wz); err != nil {
+	if err := instantiateWASI(ctx, r.wz); err != nil {
 		r.wz.Close(ctx)
 		return nil, fmt.Errorf("wasmhost: wasi: %w", err)
 	}
@@ -78,9 +90,18 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 	return r, nil
 }
 
-// Close stops every instance and frees compiled code. Gadgets must be closed
-// first.
+// Close closes every gadget still open, all at once, each within
+// WithCloseTimeout (see Gadget.Close), and frees compiled code.
 func (r *Runtime) Close(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, g := range r.gadgets.all() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.Close()
+		}()
+	}
+	wg.Wait()
 	err := r.wz.Close(ctx)
 	if r.cache != nil {
 		r.cache.Close(ctx)

@@ -24,6 +24,7 @@
 //	put-then-panic   puts key "k1" in storage, then panics
 //	put-then-fail    puts key "k1" in storage, then returns an error
 //	sleep:MS         sleeps MS milliseconds, then answers "slept"
+//	hold:N           allocates N MiB more, keeps it, answers "held"
 //
 // Probes (errors are observations too: they answer "error: ..."):
 //
@@ -187,6 +188,19 @@ func (s *session) Get(ctx context.Context, call schema.Storage_get) error {
 			panic("hostile gadget panics after a storage write")
 		}
 		return errors.New("hostile gadget fails after a storage write")
+	case "hold":
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return err
+		}
+		for range n {
+			b := make([]byte, 1<<20)
+			for i := range b {
+				b[i] = 1
+			}
+			sink = append(sink, b)
+		}
+		out = []byte("held")
 	case "sleep":
 		ms, err := strconv.Atoi(arg)
 		if err != nil {
