@@ -50,7 +50,9 @@ interface Workspace {
   # Validates and installs a blueprint for this user. The wasm must compile
   # and export the guest ABI (docs/ABI.md), the manifest's session interface
   # must exist in the bundled schema, and the version must be new for this
-  # name. Otherwise it fails with an error that names the problem.
+  # name. Otherwise it fails with an error that names the problem. The bundle
+  # must fit in one message (the connection's message limit, 9 MiB by
+  # default); `uploadBlueprint` takes a bundle of any allowed size.
 
   create @2 (blueprint :Text, name :Text) -> (gadget :Gadget, info :GadgetInfo);
   # Creates a new gadget from the newest version of the named blueprint. The
@@ -86,6 +88,27 @@ interface Workspace {
   # Revoking the token this workspace came from is allowed and ends it. An id
   # that is not one of this user's tokens fails with "unknown token id",
   # whoever else's it may be.
+
+  uploadBlueprint @9 (size :UInt64) -> (upload :BlueprintUpload);
+  # Starts installing a blueprint bundle of exactly `size` bytes, streamed
+  # in chunks rather than sent in one message: write a `Blueprint` struct,
+  # serialized as a Cap'n Proto message in the standard (unpacked) stream
+  # framing, to `upload`, then call `finish`, which installs it exactly as
+  # `installBlueprint` would. `size` is bounded by the server's blueprint
+  # limits; a user may have only a few uploads open at once.
+}
+
+interface BlueprintUpload {
+  # One blueprint bundle on its way in (Workspace.uploadBlueprint). Dropping
+  # it before `finish` abandons the upload and frees what was written.
+
+  write @0 (chunk :Data) -> stream;
+  # Appends `chunk` (at most 64 KiB). Writing past the size given to
+  # uploadBlueprint fails, and so does every call after it.
+
+  finish @1 () -> (info :BlueprintInfo);
+  # Checks that exactly the announced size was written, then validates and
+  # installs the bundle.
 }
 
 struct TokenInfo {

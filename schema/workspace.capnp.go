@@ -7,6 +7,7 @@ import (
 	text "capnproto.org/go/capnp/v3/encoding/text"
 	fc "capnproto.org/go/capnp/v3/flowcontrol"
 	server "capnproto.org/go/capnp/v3/server"
+	stream "capnproto.org/go/capnp/v3/std/capnp/stream"
 	context "context"
 )
 
@@ -651,6 +652,26 @@ func (c Workspace) RevokeToken(ctx context.Context, params func(Workspace_revoke
 
 }
 
+func (c Workspace) UploadBlueprint(ctx context.Context, params func(Workspace_uploadBlueprint_Params) error) (Workspace_uploadBlueprint_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      9,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "uploadBlueprint",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 8, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_uploadBlueprint_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_uploadBlueprint_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Workspace) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -741,6 +762,8 @@ type Workspace_Server interface {
 	NewToken(context.Context, Workspace_newToken) error
 
 	RevokeToken(context.Context, Workspace_revokeToken) error
+
+	UploadBlueprint(context.Context, Workspace_uploadBlueprint) error
 }
 
 // Workspace_NewServer creates a new Server from an implementation of Workspace_Server.
@@ -759,7 +782,7 @@ func Workspace_ServerToClient(s Workspace_Server) Workspace {
 // This can be used to create a more complicated Server.
 func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 9)
+		methods = make([]server.Method, 0, 10)
 	}
 
 	methods = append(methods, server.Method{
@@ -867,6 +890,18 @@ func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Met
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.RevokeToken(ctx, Workspace_revokeToken{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      9,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "uploadBlueprint",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.UploadBlueprint(ctx, Workspace_uploadBlueprint{call})
 		},
 	})
 
@@ -1024,6 +1059,23 @@ func (c Workspace_revokeToken) Args() Workspace_revokeToken_Params {
 func (c Workspace_revokeToken) AllocResults() (Workspace_revokeToken_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
 	return Workspace_revokeToken_Results(r), err
+}
+
+// Workspace_uploadBlueprint holds the state for a server call to Workspace.uploadBlueprint.
+// See server.Call for documentation.
+type Workspace_uploadBlueprint struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_uploadBlueprint) Args() Workspace_uploadBlueprint_Params {
+	return Workspace_uploadBlueprint_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_uploadBlueprint) AllocResults() (Workspace_uploadBlueprint_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_uploadBlueprint_Results(r), err
 }
 
 // Workspace_List is a list of Workspace.
@@ -2547,6 +2599,606 @@ type Workspace_revokeToken_Results_Future struct{ *capnp.Future }
 func (f Workspace_revokeToken_Results_Future) Struct() (Workspace_revokeToken_Results, error) {
 	p, err := f.Future.Ptr()
 	return Workspace_revokeToken_Results(p.Struct()), err
+}
+
+type Workspace_uploadBlueprint_Params capnp.Struct
+
+// Workspace_uploadBlueprint_Params_TypeID is the unique identifier for the type Workspace_uploadBlueprint_Params.
+const Workspace_uploadBlueprint_Params_TypeID = 0xcea8ffe10f15208e
+
+func NewWorkspace_uploadBlueprint_Params(s *capnp.Segment) (Workspace_uploadBlueprint_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Workspace_uploadBlueprint_Params(st), err
+}
+
+func NewRootWorkspace_uploadBlueprint_Params(s *capnp.Segment) (Workspace_uploadBlueprint_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Workspace_uploadBlueprint_Params(st), err
+}
+
+func ReadRootWorkspace_uploadBlueprint_Params(msg *capnp.Message) (Workspace_uploadBlueprint_Params, error) {
+	root, err := msg.Root()
+	return Workspace_uploadBlueprint_Params(root.Struct()), err
+}
+
+func (s Workspace_uploadBlueprint_Params) String() string {
+	str, _ := text.Marshal(0xcea8ffe10f15208e, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_uploadBlueprint_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_uploadBlueprint_Params) DecodeFromPtr(p capnp.Ptr) Workspace_uploadBlueprint_Params {
+	return Workspace_uploadBlueprint_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_uploadBlueprint_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_uploadBlueprint_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_uploadBlueprint_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_uploadBlueprint_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_uploadBlueprint_Params) Size() uint64 {
+	return capnp.Struct(s).Uint64(0)
+}
+
+func (s Workspace_uploadBlueprint_Params) SetSize(v uint64) {
+	capnp.Struct(s).SetUint64(0, v)
+}
+
+// Workspace_uploadBlueprint_Params_List is a list of Workspace_uploadBlueprint_Params.
+type Workspace_uploadBlueprint_Params_List = capnp.StructList[Workspace_uploadBlueprint_Params]
+
+// NewWorkspace_uploadBlueprint_Params creates a new list of Workspace_uploadBlueprint_Params.
+func NewWorkspace_uploadBlueprint_Params_List(s *capnp.Segment, sz int32) (Workspace_uploadBlueprint_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0}, sz)
+	return capnp.StructList[Workspace_uploadBlueprint_Params](l), err
+}
+
+// Workspace_uploadBlueprint_Params_Future is a wrapper for a Workspace_uploadBlueprint_Params promised by a client call.
+type Workspace_uploadBlueprint_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_uploadBlueprint_Params_Future) Struct() (Workspace_uploadBlueprint_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_uploadBlueprint_Params(p.Struct()), err
+}
+
+type Workspace_uploadBlueprint_Results capnp.Struct
+
+// Workspace_uploadBlueprint_Results_TypeID is the unique identifier for the type Workspace_uploadBlueprint_Results.
+const Workspace_uploadBlueprint_Results_TypeID = 0x8ffeef709eac22bd
+
+func NewWorkspace_uploadBlueprint_Results(s *capnp.Segment) (Workspace_uploadBlueprint_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_uploadBlueprint_Results(st), err
+}
+
+func NewRootWorkspace_uploadBlueprint_Results(s *capnp.Segment) (Workspace_uploadBlueprint_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_uploadBlueprint_Results(st), err
+}
+
+func ReadRootWorkspace_uploadBlueprint_Results(msg *capnp.Message) (Workspace_uploadBlueprint_Results, error) {
+	root, err := msg.Root()
+	return Workspace_uploadBlueprint_Results(root.Struct()), err
+}
+
+func (s Workspace_uploadBlueprint_Results) String() string {
+	str, _ := text.Marshal(0x8ffeef709eac22bd, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_uploadBlueprint_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_uploadBlueprint_Results) DecodeFromPtr(p capnp.Ptr) Workspace_uploadBlueprint_Results {
+	return Workspace_uploadBlueprint_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_uploadBlueprint_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_uploadBlueprint_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_uploadBlueprint_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_uploadBlueprint_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_uploadBlueprint_Results) Upload() BlueprintUpload {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return BlueprintUpload(p.Interface().Client())
+}
+
+func (s Workspace_uploadBlueprint_Results) HasUpload() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_uploadBlueprint_Results) SetUpload(v BlueprintUpload) error {
+	if !v.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(capnp.Client(v)))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Workspace_uploadBlueprint_Results_List is a list of Workspace_uploadBlueprint_Results.
+type Workspace_uploadBlueprint_Results_List = capnp.StructList[Workspace_uploadBlueprint_Results]
+
+// NewWorkspace_uploadBlueprint_Results creates a new list of Workspace_uploadBlueprint_Results.
+func NewWorkspace_uploadBlueprint_Results_List(s *capnp.Segment, sz int32) (Workspace_uploadBlueprint_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_uploadBlueprint_Results](l), err
+}
+
+// Workspace_uploadBlueprint_Results_Future is a wrapper for a Workspace_uploadBlueprint_Results promised by a client call.
+type Workspace_uploadBlueprint_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_uploadBlueprint_Results_Future) Struct() (Workspace_uploadBlueprint_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_uploadBlueprint_Results(p.Struct()), err
+}
+func (p Workspace_uploadBlueprint_Results_Future) Upload() BlueprintUpload {
+	return BlueprintUpload(p.Future.Field(0, nil).Client())
+}
+
+type BlueprintUpload capnp.Client
+
+// BlueprintUpload_TypeID is the unique identifier for the type BlueprintUpload.
+const BlueprintUpload_TypeID = 0x8bb289fc3f0d3273
+
+func (c BlueprintUpload) Write(ctx context.Context, params func(BlueprintUpload_write_Params) error) error {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x8bb289fc3f0d3273,
+			MethodID:      0,
+			InterfaceName: "workspace.capnp:BlueprintUpload",
+			MethodName:    "write",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(BlueprintUpload_write_Params(s)) }
+	}
+
+	return capnp.Client(c).SendStreamCall(ctx, s)
+
+}
+
+func (c BlueprintUpload) Finish(ctx context.Context, params func(BlueprintUpload_finish_Params) error) (BlueprintUpload_finish_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x8bb289fc3f0d3273,
+			MethodID:      1,
+			InterfaceName: "workspace.capnp:BlueprintUpload",
+			MethodName:    "finish",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(BlueprintUpload_finish_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return BlueprintUpload_finish_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c BlueprintUpload) WaitStreaming() error {
+	return capnp.Client(c).WaitStreaming()
+}
+
+// String returns a string that identifies this capability for debugging
+// purposes.  Its format should not be depended on: in particular, it
+// should not be used to compare clients.  Use IsSame to compare clients
+// for equality.
+func (c BlueprintUpload) String() string {
+	return "BlueprintUpload(" + capnp.Client(c).String() + ")"
+}
+
+// AddRef creates a new Client that refers to the same capability as c.
+// If c is nil or has resolved to null, then AddRef returns nil.
+func (c BlueprintUpload) AddRef() BlueprintUpload {
+	return BlueprintUpload(capnp.Client(c).AddRef())
+}
+
+// Release releases a capability reference.  If this is the last
+// reference to the capability, then the underlying resources associated
+// with the capability will be released.
+//
+// Release will panic if c has already been released, but not if c is
+// nil or resolved to null.
+func (c BlueprintUpload) Release() {
+	capnp.Client(c).Release()
+}
+
+// Resolve blocks until the capability is fully resolved or the Context
+// expires.
+func (c BlueprintUpload) Resolve(ctx context.Context) error {
+	return capnp.Client(c).Resolve(ctx)
+}
+
+func (c BlueprintUpload) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Client(c).EncodeAsPtr(seg)
+}
+
+func (BlueprintUpload) DecodeFromPtr(p capnp.Ptr) BlueprintUpload {
+	return BlueprintUpload(capnp.Client{}.DecodeFromPtr(p))
+}
+
+// IsValid reports whether c is a valid reference to a capability.
+// A reference is invalid if it is nil, has resolved to null, or has
+// been released.
+func (c BlueprintUpload) IsValid() bool {
+	return capnp.Client(c).IsValid()
+}
+
+// IsSame reports whether c and other refer to a capability created by the
+// same call to NewClient.  This can return false negatives if c or other
+// are not fully resolved: use Resolve if this is an issue.  If either
+// c or other are released, then IsSame panics.
+func (c BlueprintUpload) IsSame(other BlueprintUpload) bool {
+	return capnp.Client(c).IsSame(capnp.Client(other))
+}
+
+// Update the flowcontrol.FlowLimiter used to manage flow control for
+// this client. This affects all future calls, but not calls already
+// waiting to send. Passing nil sets the value to flowcontrol.NopLimiter,
+// which is also the default.
+func (c BlueprintUpload) SetFlowLimiter(lim fc.FlowLimiter) {
+	capnp.Client(c).SetFlowLimiter(lim)
+}
+
+// Get the current flowcontrol.FlowLimiter used to manage flow control
+// for this client.
+func (c BlueprintUpload) GetFlowLimiter() fc.FlowLimiter {
+	return capnp.Client(c).GetFlowLimiter()
+}
+
+// A BlueprintUpload_Server is a BlueprintUpload with a local implementation.
+type BlueprintUpload_Server interface {
+	Write(context.Context, BlueprintUpload_write) error
+
+	Finish(context.Context, BlueprintUpload_finish) error
+}
+
+// BlueprintUpload_NewServer creates a new Server from an implementation of BlueprintUpload_Server.
+func BlueprintUpload_NewServer(s BlueprintUpload_Server) *server.Server {
+	c, _ := s.(server.Shutdowner)
+	return server.New(BlueprintUpload_Methods(nil, s), s, c)
+}
+
+// BlueprintUpload_ServerToClient creates a new Client from an implementation of BlueprintUpload_Server.
+// The caller is responsible for calling Release on the returned Client.
+func BlueprintUpload_ServerToClient(s BlueprintUpload_Server) BlueprintUpload {
+	return BlueprintUpload(capnp.NewClient(BlueprintUpload_NewServer(s)))
+}
+
+// BlueprintUpload_Methods appends Methods to a slice that invoke the methods on s.
+// This can be used to create a more complicated Server.
+func BlueprintUpload_Methods(methods []server.Method, s BlueprintUpload_Server) []server.Method {
+	if cap(methods) == 0 {
+		methods = make([]server.Method, 0, 2)
+	}
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0x8bb289fc3f0d3273,
+			MethodID:      0,
+			InterfaceName: "workspace.capnp:BlueprintUpload",
+			MethodName:    "write",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Write(ctx, BlueprintUpload_write{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0x8bb289fc3f0d3273,
+			MethodID:      1,
+			InterfaceName: "workspace.capnp:BlueprintUpload",
+			MethodName:    "finish",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Finish(ctx, BlueprintUpload_finish{call})
+		},
+	})
+
+	return methods
+}
+
+// BlueprintUpload_write holds the state for a server call to BlueprintUpload.write.
+// See server.Call for documentation.
+type BlueprintUpload_write struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c BlueprintUpload_write) Args() BlueprintUpload_write_Params {
+	return BlueprintUpload_write_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c BlueprintUpload_write) AllocResults() (stream.StreamResult, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return stream.StreamResult(r), err
+}
+
+// BlueprintUpload_finish holds the state for a server call to BlueprintUpload.finish.
+// See server.Call for documentation.
+type BlueprintUpload_finish struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c BlueprintUpload_finish) Args() BlueprintUpload_finish_Params {
+	return BlueprintUpload_finish_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c BlueprintUpload_finish) AllocResults() (BlueprintUpload_finish_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return BlueprintUpload_finish_Results(r), err
+}
+
+// BlueprintUpload_List is a list of BlueprintUpload.
+type BlueprintUpload_List = capnp.CapList[BlueprintUpload]
+
+// NewBlueprintUpload_List creates a new list of BlueprintUpload.
+func NewBlueprintUpload_List(s *capnp.Segment, sz int32) (BlueprintUpload_List, error) {
+	l, err := capnp.NewPointerList(s, sz)
+	return capnp.CapList[BlueprintUpload](l), err
+}
+
+type BlueprintUpload_write_Params capnp.Struct
+
+// BlueprintUpload_write_Params_TypeID is the unique identifier for the type BlueprintUpload_write_Params.
+const BlueprintUpload_write_Params_TypeID = 0xbd8c1b43c4eeeb95
+
+func NewBlueprintUpload_write_Params(s *capnp.Segment) (BlueprintUpload_write_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return BlueprintUpload_write_Params(st), err
+}
+
+func NewRootBlueprintUpload_write_Params(s *capnp.Segment) (BlueprintUpload_write_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return BlueprintUpload_write_Params(st), err
+}
+
+func ReadRootBlueprintUpload_write_Params(msg *capnp.Message) (BlueprintUpload_write_Params, error) {
+	root, err := msg.Root()
+	return BlueprintUpload_write_Params(root.Struct()), err
+}
+
+func (s BlueprintUpload_write_Params) String() string {
+	str, _ := text.Marshal(0xbd8c1b43c4eeeb95, capnp.Struct(s))
+	return str
+}
+
+func (s BlueprintUpload_write_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (BlueprintUpload_write_Params) DecodeFromPtr(p capnp.Ptr) BlueprintUpload_write_Params {
+	return BlueprintUpload_write_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s BlueprintUpload_write_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s BlueprintUpload_write_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s BlueprintUpload_write_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s BlueprintUpload_write_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s BlueprintUpload_write_Params) Chunk() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return []byte(p.Data()), err
+}
+
+func (s BlueprintUpload_write_Params) HasChunk() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s BlueprintUpload_write_Params) SetChunk(v []byte) error {
+	return capnp.Struct(s).SetData(0, v)
+}
+
+// BlueprintUpload_write_Params_List is a list of BlueprintUpload_write_Params.
+type BlueprintUpload_write_Params_List = capnp.StructList[BlueprintUpload_write_Params]
+
+// NewBlueprintUpload_write_Params creates a new list of BlueprintUpload_write_Params.
+func NewBlueprintUpload_write_Params_List(s *capnp.Segment, sz int32) (BlueprintUpload_write_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[BlueprintUpload_write_Params](l), err
+}
+
+// BlueprintUpload_write_Params_Future is a wrapper for a BlueprintUpload_write_Params promised by a client call.
+type BlueprintUpload_write_Params_Future struct{ *capnp.Future }
+
+func (f BlueprintUpload_write_Params_Future) Struct() (BlueprintUpload_write_Params, error) {
+	p, err := f.Future.Ptr()
+	return BlueprintUpload_write_Params(p.Struct()), err
+}
+
+type BlueprintUpload_finish_Params capnp.Struct
+
+// BlueprintUpload_finish_Params_TypeID is the unique identifier for the type BlueprintUpload_finish_Params.
+const BlueprintUpload_finish_Params_TypeID = 0xe8f9b3d025ef1d57
+
+func NewBlueprintUpload_finish_Params(s *capnp.Segment) (BlueprintUpload_finish_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return BlueprintUpload_finish_Params(st), err
+}
+
+func NewRootBlueprintUpload_finish_Params(s *capnp.Segment) (BlueprintUpload_finish_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return BlueprintUpload_finish_Params(st), err
+}
+
+func ReadRootBlueprintUpload_finish_Params(msg *capnp.Message) (BlueprintUpload_finish_Params, error) {
+	root, err := msg.Root()
+	return BlueprintUpload_finish_Params(root.Struct()), err
+}
+
+func (s BlueprintUpload_finish_Params) String() string {
+	str, _ := text.Marshal(0xe8f9b3d025ef1d57, capnp.Struct(s))
+	return str
+}
+
+func (s BlueprintUpload_finish_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (BlueprintUpload_finish_Params) DecodeFromPtr(p capnp.Ptr) BlueprintUpload_finish_Params {
+	return BlueprintUpload_finish_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s BlueprintUpload_finish_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s BlueprintUpload_finish_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s BlueprintUpload_finish_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s BlueprintUpload_finish_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// BlueprintUpload_finish_Params_List is a list of BlueprintUpload_finish_Params.
+type BlueprintUpload_finish_Params_List = capnp.StructList[BlueprintUpload_finish_Params]
+
+// NewBlueprintUpload_finish_Params creates a new list of BlueprintUpload_finish_Params.
+func NewBlueprintUpload_finish_Params_List(s *capnp.Segment, sz int32) (BlueprintUpload_finish_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[BlueprintUpload_finish_Params](l), err
+}
+
+// BlueprintUpload_finish_Params_Future is a wrapper for a BlueprintUpload_finish_Params promised by a client call.
+type BlueprintUpload_finish_Params_Future struct{ *capnp.Future }
+
+func (f BlueprintUpload_finish_Params_Future) Struct() (BlueprintUpload_finish_Params, error) {
+	p, err := f.Future.Ptr()
+	return BlueprintUpload_finish_Params(p.Struct()), err
+}
+
+type BlueprintUpload_finish_Results capnp.Struct
+
+// BlueprintUpload_finish_Results_TypeID is the unique identifier for the type BlueprintUpload_finish_Results.
+const BlueprintUpload_finish_Results_TypeID = 0xca6ca3e22605a056
+
+func NewBlueprintUpload_finish_Results(s *capnp.Segment) (BlueprintUpload_finish_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return BlueprintUpload_finish_Results(st), err
+}
+
+func NewRootBlueprintUpload_finish_Results(s *capnp.Segment) (BlueprintUpload_finish_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return BlueprintUpload_finish_Results(st), err
+}
+
+func ReadRootBlueprintUpload_finish_Results(msg *capnp.Message) (BlueprintUpload_finish_Results, error) {
+	root, err := msg.Root()
+	return BlueprintUpload_finish_Results(root.Struct()), err
+}
+
+func (s BlueprintUpload_finish_Results) String() string {
+	str, _ := text.Marshal(0xca6ca3e22605a056, capnp.Struct(s))
+	return str
+}
+
+func (s BlueprintUpload_finish_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (BlueprintUpload_finish_Results) DecodeFromPtr(p capnp.Ptr) BlueprintUpload_finish_Results {
+	return BlueprintUpload_finish_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s BlueprintUpload_finish_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s BlueprintUpload_finish_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s BlueprintUpload_finish_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s BlueprintUpload_finish_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s BlueprintUpload_finish_Results) Info() (BlueprintInfo, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return BlueprintInfo(p.Struct()), err
+}
+
+func (s BlueprintUpload_finish_Results) HasInfo() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s BlueprintUpload_finish_Results) SetInfo(v BlueprintInfo) error {
+	return capnp.Struct(s).SetPtr(0, capnp.Struct(v).ToPtr())
+}
+
+// NewInfo sets the info field to a newly
+// allocated BlueprintInfo struct, preferring placement in s's segment.
+func (s BlueprintUpload_finish_Results) NewInfo() (BlueprintInfo, error) {
+	ss, err := NewBlueprintInfo(capnp.Struct(s).Segment())
+	if err != nil {
+		return BlueprintInfo{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+// BlueprintUpload_finish_Results_List is a list of BlueprintUpload_finish_Results.
+type BlueprintUpload_finish_Results_List = capnp.StructList[BlueprintUpload_finish_Results]
+
+// NewBlueprintUpload_finish_Results creates a new list of BlueprintUpload_finish_Results.
+func NewBlueprintUpload_finish_Results_List(s *capnp.Segment, sz int32) (BlueprintUpload_finish_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[BlueprintUpload_finish_Results](l), err
+}
+
+// BlueprintUpload_finish_Results_Future is a wrapper for a BlueprintUpload_finish_Results promised by a client call.
+type BlueprintUpload_finish_Results_Future struct{ *capnp.Future }
+
+func (f BlueprintUpload_finish_Results_Future) Struct() (BlueprintUpload_finish_Results, error) {
+	p, err := f.Future.Ptr()
+	return BlueprintUpload_finish_Results(p.Struct()), err
+}
+func (p BlueprintUpload_finish_Results_Future) Info() BlueprintInfo_Future {
+	return BlueprintInfo_Future{Future: p.Future.Field(0, nil)}
 }
 
 type TokenInfo capnp.Struct

@@ -6,26 +6,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
-// install sends b through Workspace.installBlueprint and returns the error.
+// install uploads b as the command line does (client.UploadBlueprint) and
+// returns the error.
 func install(t *testing.T, ws schema.Workspace, b blueprint.Bundle) error {
 	t.Helper()
 	// Compiling a guest under -race on a busy machine can take a while.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	f, release := ws.InstallBlueprint(ctx, func(p schema.Workspace_installBlueprint_Params) error {
-		bundle, err := p.NewBundle()
-		if err != nil {
-			return err
-		}
-		return b.Fill(bundle)
-	})
-	defer release()
-	_, err := f.Struct()
+	bundle, err := b.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, release, err := client.UploadBlueprint(ctx, ws, bundle)
+	if err == nil {
+		release()
+	}
 	return err
 }
 

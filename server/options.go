@@ -19,7 +19,7 @@ const (
 	DefaultMaxUISize       = 2 << 20
 	DefaultMaxSchemaSize   = 2 << 20
 	DefaultMaxConnections  = rpcguard.DefaultMaxConns
-	DefaultMaxMessageSize  = 32 << 20
+	DefaultMaxMessageSize  = 9 << 20 // a guest frame (8 MiB) and its envelope; blueprints are streamed
 	DefaultMaxInFlight     = 512
 	DefaultMaxCapTable     = 256
 	DefaultIdleTimeout     = 10 * time.Minute
@@ -49,6 +49,9 @@ type config struct {
 	conn     rpcguard.Limits
 
 	wasm []wasmhost.Option
+
+	uploadsPerUser int    // open blueprint uploads per user (upload.go)
+	uploadBytes    uint64 // bytes all open uploads may announce
 
 	// Per-user quotas, per-call storage and log bounds, and what idle
 	// gadgets keep (quotas.go, storage.go, host.go, shells.go).
@@ -80,6 +83,8 @@ func defaultConfig() config {
 		maxSchemaSize:  DefaultMaxSchemaSize,
 		maxConns:       DefaultMaxConnections,
 		conn:           lim,
+		uploadsPerUser: DefaultUploadsPerUser,
+		uploadBytes:    DefaultUploadBytes,
 
 		maxGadgetsPerUser:           DefaultMaxGadgetsPerUser,
 		maxBlueprintVersionsPerUser: DefaultMaxBlueprintVersionsPerUser,
@@ -237,4 +242,15 @@ func WithMaxIdleModules(n int) Option {
 // started again on next use.
 func WithIdleShellTimeout(d time.Duration) Option {
 	return func(c *config) { c.idleShellTimeout = positiveOr(d, c.idleShellTimeout) }
+}
+
+// WithUploadLimits bounds blueprint uploads (Workspace.uploadBlueprint): at
+// most perUser open at once for one user, and at most totalBytes announced
+// by all open uploads together. Zero keeps a default: DefaultUploadsPerUser,
+// DefaultUploadBytes.
+func WithUploadLimits(perUser int, totalBytes uint64) Option {
+	return func(c *config) {
+		c.uploadsPerUser = positiveOr(perUser, c.uploadsPerUser)
+		c.uploadBytes = positiveOr(totalBytes, c.uploadBytes)
+	}
 }

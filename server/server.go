@@ -40,6 +40,7 @@ type Server struct {
 
 	rpc          *rpcguard.Server // set by Open, never changed
 	pseudonymKey []byte           // set by Open, never changed
+	uploads      *uploadBudget    // set by Open, never changed
 
 	mu      sync.Mutex
 	closed  bool
@@ -83,6 +84,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		pseudonymKey: pseudonymKey,
 		store:        st,
 		rt:           rt,
+		uploads:      newUploadBudget(cfg.uploadsPerUser, cfg.uploadBytes),
 		modules:      make(map[blueprintKey]*moduleEntry),
 		live:         make(map[string]*liveGadget),
 		storages:     make(map[string]map[*gadgetStorage]struct{}),

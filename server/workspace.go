@@ -42,16 +42,9 @@ func (w *workspace) InstallBlueprint(ctx context.Context, call schema.Workspace_
 	if err != nil {
 		return err
 	}
-	bp, err := w.s.bundleFromCapnp(in, w.user.ID)
-	if err != nil {
-		return err
-	}
-	if err := w.s.checkBlueprintQuota(ctx, w.user.ID); err != nil {
-		return err
-	}
 	// Compiling takes a while; let this user's other calls proceed.
 	call.Go()
-	installed, err := w.s.install(ctx, bp, false)
+	installed, err := w.installFrom(ctx, in)
 	if err != nil {
 		return err
 	}

@@ -136,19 +136,15 @@ func installBlueprint(ctx context.Context, ws schema.Workspace, args []string, s
 	if err != nil {
 		return err
 	}
-	f, release := ws.InstallBlueprint(ctx, func(p schema.Workspace_installBlueprint_Params) error {
-		bundle, err := p.NewBundle()
-		if err != nil {
-			return err
-		}
-		return b.Fill(bundle)
-	})
-	defer release()
-	res, err := f.Struct()
+	bundle, err := b.Marshal()
 	if err != nil {
 		return err
 	}
-	info, _ := res.Info()
+	info, release, err := client.UploadBlueprint(ctx, ws, bundle)
+	if err != nil {
+		return err
+	}
+	defer release()
 	name, _ := info.Name()
 	version, _ := info.Version()
 	fmt.Fprintf(stdout, "installed %s %s\n", name, version)

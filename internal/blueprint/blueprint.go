@@ -148,6 +148,23 @@ func Load(dir string) (*Bundle, error) {
 
 // Fill copies the bundle into a schema.Blueprint, the installBlueprint
 // parameter.
+// Marshal serializes b as a Blueprint message, as client.UploadBlueprint
+// sends it.
+func (b *Bundle) Marshal() ([]byte, error) {
+	msg, seg, err := capnp.NewMessage(capnp.SingleSegment(nil))
+	if err != nil {
+		return nil, err
+	}
+	bp, err := schema.NewRootBlueprint(seg)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Fill(bp); err != nil {
+		return nil, err
+	}
+	return msg.Marshal()
+}
+
 func (b *Bundle) Fill(bp schema.Blueprint) error {
 	bp.SetSessionInterface(b.SessionInterface)
 	for _, set := range []func() error{
