@@ -492,3 +492,46 @@ func overConnection(t *testing.T, c capnp.Client) schema.Storage {
 	t.Cleanup(peer.Release)
 	return peer
 }
+
+// The same bounds, hit by a hostile guest through the sandbox: one call that
+// deletes keys that do not exist is stopped at the per-call limit and
+// discarded whole, and one Storage.list over 12 MiB of values answers within
+// the list budget instead of reading it all (and then failing at the 8 MiB
+// frame limit).
+func TestAGuestCannotBufferUnboundedDeletesOrListPastTheBudget(t *testing.T) {
+	s := openTestServer(t, WithStorageCallLimits(1000, 0, 0))
+	bomb := store.Blueprint{
+		Name: "storagebomb", Version: "1", SessionInterface: schema.Storage_TypeID,
+		Wasm:        blueprinttest.Wasm(t, "server/internal/testguests/storagebomb"),
+		SchemaNodes: blueprinttest.Schema(t, "schema", "gadget.capnp"),
+	}
+	if _, err := s.install(context.Background(), bomb, true); err != nil {
+		t.Fatal(err)
+	}
+	ws := serve(t, s)
+	_, g := newGadget(t, ws, "storagebomb")
+	session, release := openSession(t, g)
+	defer release()
+	run := func(cmd string) (string, error) {
+		v, _, err := getValue(context.Background(), schema.Storage(session), cmd)
+		return v, err
+	}
+
+	_, err := run("deletes:5000")
+	requireContains(t, err, "storage call limit: this call has changed 1000 keys, the limit is 1000")
+	if out, err := run("deletes:1000"); err != nil || out != "deleted 1000" {
+		t.Fatalf("deletes within the limit: %q, %v", out, err)
+	}
+
+	if out, err := run(fmt.Sprintf("fill:12:%d", DefaultMaxValueSize)); err != nil {
+		t.Fatalf("fill: %q, %v", out, err)
+	}
+	out, err := run("list")
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	var n, size int
+	if _, err := fmt.Sscanf(out, "%d entries, %d bytes", &n, &size); err != nil || n < 1 || size > DefaultMaxListBytes {
+		t.Fatalf("list answered %q, want at least one entry and at most %d bytes", out, DefaultMaxListBytes)
+	}
+}
