@@ -1,11 +1,16 @@
 package server_test
 
 import (
+	"io"
+	"net"
 	"testing"
+	"time"
 
 	"capnproto.org/go/capnp/v3"
+	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/schema"
@@ -145,4 +150,98 @@ func TestABlueprintReusingTheServersSchemaIDsChangesNothingForOthers(t *testing.
 		t.Errorf("a call on Storage.get's data succeeded")
 	}
 	h.requireServing(t, alice)
+}
+
+// mutedProxy forwards a client's connection to upstream, but forwards
+// nothing the server says until the client has sent wantCalls calls: a
+// client that needs a round trip per step of a chain stalls behind it.
+type mutedProxy struct {
+	addr     string
+	unmuted  chan struct{} // closed once the client sent wantCalls calls
+	gaveUp   chan struct{} // closed if it did not within the wait
+	upstream string
+}
+
+func newMutedProxy(t *testing.T, upstream string, wantCalls int, wait time.Duration) *mutedProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	p := &mutedProxy{addr: ln.Addr().String(), unmuted: make(chan struct{}), gaveUp: make(chan struct{}), upstream: upstream}
+	go func() {
+		down, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", upstream)
+		if err != nil {
+			down.Close()
+			return
+		}
+		t.Cleanup(func() { down.Close(); up.Close() })
+		// Client to server: forward, and count the calls in a copy.
+		pr, pw := io.Pipe()
+		go func() {
+			defer pw.Close()
+			io.Copy(io.MultiWriter(up, pw), down)
+		}()
+		go func() {
+			dec := capnp.NewDecoder(pr)
+			for calls := 0; ; {
+				msg, err := dec.Decode()
+				if err != nil {
+					io.Copy(io.Discard, pr)
+					return
+				}
+				if m, err := rpccp.ReadRootMessage(msg); err == nil && m.Which() == rpccp.Message_Which_call {
+					if calls++; calls == wantCalls {
+						close(p.unmuted)
+					}
+				}
+			}
+		}()
+		// Server to client: nothing until the client sent its calls.
+		select {
+		case <-p.unmuted:
+		case <-time.After(wait):
+			close(p.gaveUp)
+			down.Close()
+			return
+		}
+		io.Copy(down, up)
+	}()
+	return p
+}
+
+// login(t).create().gadget.open().session.increment() needs one round
+// trip: the client sends all four calls before the server has said
+// anything (the proxy forwards no byte of the server's until it has), and
+// the chain completes. Time plays no part: a client that waited for any
+// answer would stall behind the muted proxy, which then gives up.
+func TestPipelinedLoginCreateOpenIncrementTakesOneRoundTrip(t *testing.T) {
+	h := start(t, t.TempDir())
+	token := h.token("alice")
+	proxy := newMutedProxy(t, h.addr, 4, 30*time.Second)
+	conn := dial(t, proxy.addr)
+	ctx := testCtx(t)
+	ws, r1 := conn.Login(ctx, token)
+	defer r1()
+	cf, r2 := ws.Create(ctx, func(p schema.Workspace_create_Params) error { return p.SetBlueprint("counter") })
+	defer r2()
+	of, r3 := cf.Gadget().Open(ctx, nil)
+	defer r3()
+	v, err := countertest.Increment(ctx, counterpb.Counter(of.Session()))
+	select {
+	case <-proxy.gaveUp:
+		t.Fatalf("the client did not send the whole chain before hearing from the server: it needs more than one round trip")
+	default:
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != 1 {
+		t.Fatalf("a new counter incremented to %d, want 1", v)
+	}
 }

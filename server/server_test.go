@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/examples/counter/countertest"
@@ -184,77 +183,6 @@ func TestGadgetInfoRecordsTheBlueprintVersion(t *testing.T) {
 	if gotID != id || bp != "counter" || version != "1.0.0" || owner != "alice" ||
 		info.Role() != schema.Role_owner || info.SessionInterface() != counterpb.Counter_TypeID {
 		t.Fatalf("info = %v", info)
-	}
-}
-
-func TestPipelinedLoginCreateOpenIncrementTakesOneRoundTrip(t *testing.T) {
-	const oneWay = 50 * time.Millisecond
-	h := start(t, t.TempDir())
-	token := h.token("alice")
-	proxy := newLatencyProxy(t, h.addr, oneWay)
-
-	// Warm the sandbox's code path once so the measurement is the network.
-	{
-		g, _ := create(t, h.login(t, token), "counter")
-		if _, err := countertest.Increment(testCtx(t), session(t, g)); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	pipelined := func() (int64, time.Duration) {
-		conn := dial(t, proxy)
-		ctx := testCtx(t)
-		begin := time.Now()
-		ws, r1 := conn.Login(ctx, token)
-		defer r1()
-		cf, r2 := ws.Create(ctx, func(p schema.Workspace_create_Params) error { return p.SetBlueprint("counter") })
-		defer r2()
-		of, r3 := cf.Gadget().Open(ctx, nil)
-		defer r3()
-		v, err := countertest.Increment(ctx, counterpb.Counter(of.Session()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v, time.Since(begin)
-	}
-	awaited := func() time.Duration {
-		conn := dial(t, proxy)
-		ctx := testCtx(t)
-		begin := time.Now()
-		ws, r1 := conn.Login(ctx, token)
-		defer r1()
-		if err := ws.Resolve(ctx); err != nil {
-			t.Fatal(err)
-		}
-		cf, r2 := ws.Create(ctx, func(p schema.Workspace_create_Params) error { return p.SetBlueprint("counter") })
-		defer r2()
-		if _, err := cf.Struct(); err != nil {
-			t.Fatal(err)
-		}
-		of, r3 := cf.Gadget().Open(ctx, nil)
-		defer r3()
-		if _, err := of.Struct(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := countertest.Increment(ctx, counterpb.Counter(of.Session())); err != nil {
-			t.Fatal(err)
-		}
-		return time.Since(begin)
-	}
-
-	rtt := 2 * oneWay
-	v, p := pipelined()
-	if v != 1 {
-		t.Fatalf("a new counter incremented to %d, want 1", v)
-	}
-	a := awaited()
-	t.Logf("round trip %v: pipelined chain %v (%.2f round trips), awaited chain %v (%.2f round trips)",
-		rtt, p, float64(p)/float64(rtt), a, float64(a)/float64(rtt))
-	if a < 4*rtt {
-		t.Fatalf("the awaited chain took %v, under 4 round trips: the proxy adds no latency and this test proves nothing", a)
-	}
-	if p >= 2*rtt {
-		t.Fatalf("the pipelined chain took %v, two round trips or more (%v each)", p, rtt)
 	}
 }
 
