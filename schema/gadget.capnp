@@ -31,7 +31,9 @@ struct Caller {
   # connection; a guest can trust it.
 
   userId @0 :Text;
-  # Stable, opaque user id. Never reused.
+  # The caller as this gadget knows them: a pseudonym, stable for one user
+  # in this gadget (key a user's data by it), different in every other
+  # gadget, and never the user's internal id.
 
   userName @1 :Text;
   # Human-readable login name, for display only.
