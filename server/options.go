@@ -254,3 +254,10 @@ func WithUploadLimits(perUser int, totalBytes uint64) Option {
 		c.uploadBytes = positiveOr(totalBytes, c.uploadBytes)
 	}
 }
+
+// WithMaxExports bounds the server's capabilities one connection may hold
+// at once (each login, gadget, session or upload it was handed and has not
+// released); past it the connection is closed.
+func WithMaxExports(n int) Option {
+	return func(c *config) { c.conn.MaxExports = positiveOr(n, c.conn.MaxExports) }
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/examples/counter/countertest"
+	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
 	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
 )
@@ -490,5 +491,94 @@ func TestResolvingAPromiseToAServerCapabilityClosesOnlyThatConnection(t *testing
 			}
 			requireServesOthers(t, addr)
 		})
+	}
+}
+
+// minter is a Gateway whose login hands out a new capability every time.
+type minter struct{}
+
+func (minter) Login(ctx context.Context, call schema.Gateway_login) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetWorkspace(schema.Workspace(capnp.ErrorClient(errors.New("a fresh capability"))))
+}
+
+func serveMinter(t *testing.T, lim rpcguard.Limits) schema.Gateway {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := rpcguard.NewServer(func(p *rpcguard.Peer) capnp.Client {
+		p.Authenticated()
+		return capnp.Client(schema.Gateway_ServerToClient(minter{}))
+	}, 0, lim, nil)
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := rpc.NewConn(rpc.NewStreamTransport(nc), nil)
+	gw := schema.Gateway(conn.Bootstrap(context.Background()))
+	t.Cleanup(func() {
+		gw.Release()
+		conn.Close()
+	})
+	return gw
+}
+
+// A peer that keeps every capability the server hands it is disconnected
+// once it holds MaxExports of them; one that releases what it is done with
+// is never counted past what it holds.
+func TestAPeerHoardingCapabilitiesIsDisconnectedAtMaxExports(t *testing.T) {
+	const limit = 10
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	mint := func(gw schema.Gateway) (schema.Workspace, error) {
+		f, release := gw.Login(ctx, nil)
+		defer release()
+		res, err := f.Struct()
+		if err != nil {
+			return schema.Workspace{}, err
+		}
+		return res.Workspace().AddRef(), nil
+	}
+
+	tidy := serveMinter(t, rpcguard.Limits{MaxExports: limit})
+	for i := range 5 * limit {
+		ws, err := mint(tidy)
+		if err != nil {
+			t.Fatalf("login %d of a peer that releases what it gets: %v", i, err)
+		}
+		ws.Release()
+	}
+
+	hoarder := serveMinter(t, rpcguard.Limits{MaxExports: limit})
+	var kept []schema.Workspace
+	defer func() {
+		for _, ws := range kept {
+			ws.Release()
+		}
+	}()
+	for i := 0; ; i++ {
+		ws, err := mint(hoarder)
+		if err != nil {
+			if i < limit-1 {
+				t.Fatalf("login %d failed under the limit of %d: %v", i, limit, err)
+			}
+			t.Logf("login %d: %v", i, err)
+			return
+		}
+		kept = append(kept, ws)
+		if i > 2*limit {
+			t.Fatalf("the peer holds %d capabilities; the limit is %d", len(kept), limit)
+		}
 	}
 }

@@ -31,6 +31,11 @@ package rpcguard
 // they name a common question (E-order); messages that name nothing held go
 // ahead.
 //
+// Exports: exports.go mirrors the reference counts of rpc.Conn's export
+// table from the messages that pass, to bound what the peer holds of ours.
+// A bound hit by the server's own outgoing message ends the connection
+// through abort, as one hit by the peer's does through the reader.
+//
 // Deadlines: every read of a message's first byte waits at most IdleTimeout;
 // once a message has started, all of it must arrive within MessageTimeout
 // (slow-loris); every write must finish within WriteTimeout (a peer that does
@@ -70,6 +75,11 @@ type Limits struct {
 	// fast honest client keeps thousands of returned answers open. Past it
 	// calls are refused like past MaxInFlight.
 	MaxOpenAnswers int
+	// MaxExports bounds the server's capabilities the peer holds at once
+	// (the export table rpc.Conn keeps for it: every capability the server
+	// sent and the peer has not released). A peer that keeps taking
+	// capabilities without releasing them is disconnected past it.
+	MaxExports int
 	// IdleTimeout is how long the connection may sit between messages.
 	IdleTimeout time.Duration
 	// MessageTimeout is how long one message may take to arrive once its first
@@ -104,6 +114,7 @@ func DefaultLimits() Limits {
 		MaxPipelineOps: 64,
 		MaxInFlight:    512,
 		MaxOpenAnswers: 16384,
+		MaxExports:     16384,
 		IdleTimeout:    10 * time.Minute,
 		MessageTimeout: 30 * time.Second,
 		WriteTimeout:   30 * time.Second,
@@ -132,6 +143,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxOpenAnswers == 0 {
 		l.MaxOpenAnswers = d.MaxOpenAnswers
+	}
+	if l.MaxExports == 0 {
+		l.MaxExports = d.MaxExports
 	}
 	if l.IdleTimeout == 0 {
 		l.IdleTimeout = d.IdleTimeout
@@ -199,8 +213,10 @@ type Transport struct {
 	running  int                    // answers not yet returned
 	rejected map[uint32]struct{}    // questions we answered ourselves; their Finish is ours to swallow
 	held     []*heldMessage         // messages rpc.Conn must not see yet, in arrival order
+	exports  exportTable            // what the peer holds of ours, mirrored from rpc.Conn's
 	ready    []transport.IncomingMessage
 	readErr  error // why the reader stopped; RecvMessage returns it once ready is empty
+	abortErr error // a bound the server's own messages hit; RecvMessage returns it at once
 	closed   bool
 }
 
@@ -243,6 +259,7 @@ func NewTransport(conn net.Conn, lim Limits) *Transport {
 		lim:      lim,
 		answers:  make(map[uint32]answerState),
 		rejected: make(map[uint32]struct{}),
+		exports:  newExportTable(),
 	}
 	t.inner = transport.New(newCodec(conn, lim, t.budget))
 	t.cond = sync.NewCond(&t.mu)
@@ -296,9 +313,16 @@ type outgoing struct {
 
 // Send writes the message. A Return is recorded first: rpc.Conn has already
 // marked the answer's results ready, so from here on it resolves calls that
-// name the answer without queueing them.
+// name the answer without queueing them. Capabilities the message hands the
+// peer are counted against MaxExports; past it the message is not sent and
+// the error makes rpc.Conn fail the call or, for a Return, the connection.
 func (o *outgoing) Send() error {
-	if m := o.Message(); m.Which() == rpccp.Message_Which_return {
+	m := o.Message()
+	if err := o.t.countExports(m); err != nil {
+		o.t.abort(err)
+		return err
+	}
+	if m.Which() == rpccp.Message_Which_return {
 		if ret, err := m.Return(); err == nil {
 			o.t.settle(ret.AnswerId(), answerReturned)
 		}
@@ -336,8 +360,11 @@ func (t *Transport) RecvMessage() (transport.IncomingMessage, error) {
 	t.start.Do(func() { go t.read() })
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for len(t.ready) == 0 && t.readErr == nil && !t.closed {
+	for len(t.ready) == 0 && t.readErr == nil && t.abortErr == nil && !t.closed {
 		t.cond.Wait()
+	}
+	if t.abortErr != nil {
+		return nil, t.abortErr
 	}
 	if len(t.ready) == 0 {
 		if t.readErr != nil {
@@ -352,17 +379,28 @@ func (t *Transport) RecvMessage() (transport.IncomingMessage, error) {
 	return in, nil
 }
 
+// abort makes rpc.Conn end the connection with err: the next RecvMessage
+// returns it, and the reader stops.
+func (t *Transport) abort(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.abortErr == nil {
+		t.abortErr = err
+	}
+	t.cond.Broadcast()
+}
+
 // read is the reader goroutine: it decodes and files messages until the
 // connection fails or closes.
 func (t *Transport) read() {
 	for {
 		t.mu.Lock()
-		for len(t.ready) >= readAhead && !t.closed {
+		for len(t.ready) >= readAhead && !t.closed && t.abortErr == nil {
 			t.cond.Wait()
 		}
-		closed := t.closed
+		stop := t.closed || t.abortErr != nil
 		t.mu.Unlock()
-		if closed {
+		if stop {
 			return
 		}
 		in, err := t.inner.RecvMessage()
@@ -557,6 +595,12 @@ func (t *Transport) inspect(m rpccp.Message) (verdict, refusal, []ref, error) {
 		if ours {
 			return swallow, refusal{}, nil, nil
 		}
+		t.mu.Lock()
+		_, known := t.answers[id]
+		t.mu.Unlock()
+		if known {
+			t.exports.finished(id, fin.ReleaseResultCaps())
+		}
 		t.settle(id, answerFinished)
 		return deliver, refusal{}, []ref{{kind: refFinish, id: id}}, nil
 
@@ -623,6 +667,7 @@ func (t *Transport) inspect(m rpccp.Message) (verdict, refusal, []ref, error) {
 		if err != nil {
 			return deliver, refusal{}, nil, nil
 		}
+		t.exports.released(rel.Id(), rel.ReferenceCount())
 		return deliver, refusal{}, []ref{{kind: refExport, id: rel.Id()}}, nil
 
 	case rpccp.Message_Which_abort:
