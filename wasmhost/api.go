@@ -23,6 +23,13 @@ const (
 	DefaultMaxImports   = 16384   // host capabilities one instance may hold
 )
 
+// Defaults for compiling in a worker process (WithCompileWorker). The real
+// examples, 4 MB Go guests, need about 1 s of CPU and 100 MiB to compile.
+const (
+	DefaultCompileCPUTime = 30 * time.Second // CPU time for one compile
+	DefaultCompileMemory  = 2 << 30          // bytes of address space for one compile
+)
+
 // Option configures a Runtime. Options are applied in order by New; a Runtime's
 // configuration never changes afterwards.
 type Option func(*config)
@@ -43,6 +50,10 @@ type config struct {
 	closeTimeout      time.Duration
 	clientCallTimeout time.Duration
 	memoryBudget      uint64
+
+	compileWorker  []string // argv; nil compiles in-process
+	compileCPUTime time.Duration
+	compileMemory  uint64
 }
 
 // WithCompilationCacheDir keeps compiled machine code in dir, so a restarted
@@ -134,6 +145,41 @@ func WithClientCallTimeout(d time.Duration) Option {
 // memory.grow fails (a Go guest then stops, out of memory). Default
 // DefaultMemoryBudget.
 func WithMemoryBudget(bytes uint64) Option { return func(c *config) { c.memoryBudget = bytes } }
+
+// WithCompileWorker compiles every module in a child process started as
+// path with args, under the budgets of WithCompileLimits, instead of in the
+// caller's process. It is the hard bound on what compiling costs: wazero's
+// compiler cannot be interrupted, and crafted modules that a validator cannot
+// foresee need minutes of CPU or gigabytes of memory to compile. Past its
+// budget the worker dies and Compile fails with an error that names the
+// budget; when Compile's context ends, the worker is killed and Compile fails
+// at once.
+//
+// The program at path must call RunCompileWorker with the arguments after
+// args (gadgetd: `gadgetd internal-compile-worker`, which `gadgetd serve`
+// always configures). The worker fills the compilation cache, which
+// WithCompilationCacheDir must therefore set, and the Runtime loads the code
+// from there. Without this option (plain library use, most tests) modules
+// are compiled in-process with no bound but WithCompilationCacheDir's reuse.
+func WithCompileWorker(path string, args ...string) Option {
+	return func(c *config) { c.compileWorker = append([]string{path}, args...) }
+}
+
+// WithCompileLimits sets the budgets of a compile in the worker
+// (WithCompileWorker): cpu of CPU time (RLIMIT_CPU, rounded up to whole
+// seconds) and memory bytes of address space (RLIMIT_AS) on top of what the
+// worker's own runtime has mapped when it starts. Zero keeps a default:
+// DefaultCompileCPUTime, DefaultCompileMemory.
+func WithCompileLimits(cpu time.Duration, memory uint64) Option {
+	return func(c *config) {
+		if cpu > 0 {
+			c.compileCPUTime = cpu
+		}
+		if memory > 0 {
+			c.compileMemory = memory
+		}
+	}
+}
 
 // GadgetOption configures one Gadget.
 type GadgetOption func(*gadgetConfig)

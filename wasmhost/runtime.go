@@ -23,6 +23,8 @@ type Runtime struct {
 	cache   wazero.CompilationCache
 	live    liveSet
 	gadgets gadgetSet // not yet closed, for Close
+
+	compiles compileSet // in flight, for Close
 }
 
 // New creates a Runtime.
@@ -40,6 +42,9 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		closeTimeout:      DefaultCloseTimeout,
 		clientCallTimeout: DefaultClientCallTimeout,
 		memoryBudget:      DefaultMemoryBudget,
+
+		compileCPUTime: DefaultCompileCPUTime,
+		compileMemory:  DefaultCompileMemory,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -52,32 +57,17 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		return nil, fmt.Errorf("wasmhost: invalid limits: close timeout %v, client call timeout %v, memory budget %d bytes (at least the memory limit, %d)",
 			cfg.closeTimeout, cfg.clientCallTimeout, cfg.memoryBudget, cfg.memoryLimit)
 	}
-	rc := wazero.NewRuntimeConfig().
-		// Without this a guest spinning in a loop never yields to the
-		// deadline, and a spinning goroutine stalls Go's GC for the whole
-		// server (measured; see DESIGN.md).
-		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(uint32(cfg.memoryLimit / wasmPageSize))
-	r := &Runtime{cfg: cfg}
+	if cfg.compileWorker != nil && cfg.cacheDir == "" {
+		return nil, fmt.Errorf("wasmhost: a compile worker fills the compilation cache: it needs WithCompilationCacheDir")
+	}
+	rc, cache, err := wazeroConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runtime{cfg: cfg, cache: cache}
 	r.live.max = cfg.maxLive
 	r.live.budget = cfg.memoryBudget
 	r.live.freed = make(chan struct{})
-	if cfg.cacheDir != "" {
-		// wazero keys cached code by module, wazero version and CPU, not by
-		// runtime config: code compiled without the termination checks
-		// WithCloseOnContextDone adds would ignore deadlines. Keep ours
-		// apart, private: whoever can write it can run code in the server.
-		dir := filepath.Join(cfg.cacheDir, "wasmhost-v1-close-on-context-done")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
-		}
-		cache, err := wazero.NewCompilationCacheWithDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
-		}
-		r.cache = cache
-		rc = rc.WithCompilationCache(cache)
-	}
 	r.wz = wazero.NewRuntimeWithConfig(ctx, rc)
 	if err := instantiateWASI(ctx, r.wz); err != nil {
 		r.wz.Close(ctx)
@@ -90,9 +80,39 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 	return r, nil
 }
 
-// Close closes every gadget still open, all at once, each within
-// WithCloseTimeout (see Gadget.Close), and frees compiled code.
+// wazeroConfig is the wazero configuration of a Runtime, and of its compile
+// worker, which must compile exactly the code the Runtime would (see
+// compileworker.go). cache is nil without a cache directory.
+func wazeroConfig(cfg config) (rc wazero.RuntimeConfig, cache wazero.CompilationCache, err error) {
+	rc = wazero.NewRuntimeConfig().
+		// Without this a guest spinning in a loop never yields to the
+		// deadline, and a spinning goroutine stalls Go's GC for the whole
+		// server (measured; see DESIGN.md).
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(uint32(cfg.memoryLimit / wasmPageSize))
+	if cfg.cacheDir == "" {
+		return rc, nil, nil
+	}
+	// wazero keys cached code by module, wazero version and CPU, not by
+	// runtime config: code compiled without the termination checks
+	// WithCloseOnContextDone adds would ignore deadlines. Keep ours
+	// apart, private: whoever can write it can run code in the server.
+	dir := filepath.Join(cfg.cacheDir, "wasmhost-v1-close-on-context-done")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
+	}
+	if cache, err = wazero.NewCompilationCacheWithDir(dir); err != nil {
+		return nil, nil, fmt.Errorf("wasmhost: compilation cache: %w", err)
+	}
+	return rc.WithCompilationCache(cache), cache, nil
+}
+
+// Close cancels the compiles in flight (see WithCompileWorker) and waits
+// for them until ctx ends, closes every gadget still open, all at once, each
+// within WithCloseTimeout (see Gadget.Close), and frees compiled code.
 func (r *Runtime) Close(ctx context.Context) error {
+	// wazero panics if its runtime is closed under a compile.
+	stuck := r.compiles.close(ctx)
 	var wg sync.WaitGroup
 	for _, g := range r.gadgets.all() {
 		wg.Add(1)
@@ -102,6 +122,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	if stuck != nil {
+		return stuck
+	}
 	err := r.wz.Close(ctx)
 	if r.cache != nil {
 		r.cache.Close(ctx)
@@ -154,6 +177,18 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	// bound them before wazero sees the bytes.
 	if err := wasmcheck.Check(wasm, wasmcheck.Limits(r.cfg.moduleLimits)); err != nil {
 		return nil, fmt.Errorf("invalid WebAssembly module: %w", err)
+	}
+	ctx, done, err := r.compiles.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if r.cfg.compileWorker != nil {
+		// The worker leaves the code in the cache, where the compile below
+		// finds it.
+		if err := r.compileInWorker(ctx, wasm); err != nil {
+			return nil, err
+		}
 	}
 	cm, err := r.wz.CompileModule(ctx, wasm)
 	if err != nil {
