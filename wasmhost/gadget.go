@@ -216,6 +216,9 @@ func (g *Gadget) enqueue(d *delivery) error {
 }
 
 func (g *Gadget) handle(d *delivery) {
+	if d.skip() {
+		return
+	}
 	if g.inst == nil {
 		inst, err := g.instantiate()
 		if err != nil {
@@ -346,6 +349,33 @@ func (d *delivery) fail(err error) {
 	d.reply <- reply{err: err}
 }
 
+// skip fails d, instead of delivering it, if its caller has already given
+// up: the guest never sees a call nobody waits for.
+func (d *delivery) skip() bool {
+	if d.ctx.Err() == nil {
+		return false
+	}
+	d.fail(context.Cause(d.ctx))
+	return true
+}
+
+// dropIfAbandoned releases the reply to d if its caller has given up. Both
+// sides call it: the caller when it stops waiting, the worker after it
+// replies. The caller's context ends before the caller looks, so whichever
+// of the two looks last finds a reply the caller never took, and releases
+// its message and the capabilities in it (a guest object's release then
+// reaches the guest).
+func (d *delivery) dropIfAbandoned() {
+	if d.ctx.Err() == nil {
+		return
+	}
+	select {
+	case r := <-d.reply:
+		releaseStruct(r.content)
+	default:
+	}
+}
+
 // guestObject is the host-side capability for one object a guest exported.
 // Calls on it become deliveries; dropping it tells the guest.
 type guestObject struct {
@@ -416,6 +446,7 @@ func (o *guestObject) call(ctx context.Context, m capnp.Method, call *server.Cal
 	select {
 	case r = <-d.reply:
 	case <-ctx.Done():
+		d.dropIfAbandoned()
 		return ctx.Err()
 	}
 	if r.err != nil {

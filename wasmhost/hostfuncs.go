@@ -245,6 +245,9 @@ func (inst *instance) resultFrame(o *outboundCall) []byte {
 // its own: deferring it until the wait ends could deadlock, since the wait
 // may be for that very call.
 func (inst *instance) deliverNested(d *delivery) []byte {
+	if d.skip() {
+		return nil
+	}
 	if ref := d.target.currentRef(); ref.index != 0 && ref.gen != inst.gen {
 		od, err := inst.g.reopenDelivery(d.target, d)
 		if err != nil {

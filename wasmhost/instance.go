@@ -207,6 +207,7 @@ func (inst *instance) complete(d *delivery, content capnp.Struct, err error) {
 	}
 	releaseStruct(open)
 	d.reply <- reply{content: content, err: err}
+	d.dropIfAbandoned()
 }
 
 // deliver encodes d as a call frame, runs it in the guest and decodes the

@@ -14,6 +14,7 @@ import (
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/leakcheck"
 	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
@@ -27,14 +28,16 @@ var compileCache struct {
 	path string
 }
 
-// TestMain removes what the tests built and compiled.
+// TestMain removes what the tests built and compiled, and fails the run if
+// the tests leaked capabilities or goroutines.
 func TestMain(m *testing.M) {
+	leakcheck.Install()
 	code := m.Run()
 	if compileCache.path != "" {
 		os.RemoveAll(compileCache.path)
 	}
 	wasmbuild.RemoveAll()
-	os.Exit(code)
+	os.Exit(leakcheck.Verify(code))
 }
 
 func sharedCacheDir(t testing.TB) string {
