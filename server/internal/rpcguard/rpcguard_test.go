@@ -582,3 +582,57 @@ func TestAPeerHoardingCapabilitiesIsDisconnectedAtMaxExports(t *testing.T) {
 		}
 	}
 }
+
+// The bytes of calls in flight are bounded as well as their number: with
+// a 1 MiB budget, 100 KiB calls held behind a gate are refused as
+// overloaded from about the tenth on, and the connection recovers.
+func TestInFlightBytesAreBoundedAndTheConnectionRecovers(t *testing.T) {
+	gate := make(chan struct{})
+	addr, _ := serve(t, &plaincounter.Counter{Gate: gate}, 0, rpcguard.Limits{MaxInFlightBytes: 1 << 20})
+	counter := dialCounter(t, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	bigIncrement := func() error {
+		ans, release := capnp.Client(counter).SendCall(ctx, capnp.Send{
+			Method:   capnp.Method{InterfaceID: counterpb.Counter_TypeID, MethodID: 0},
+			ArgsSize: capnp.ObjectSize{DataSize: 8, PointerCount: 1},
+			PlaceArgs: func(s capnp.Struct) error {
+				s.SetUint64(0, 1)
+				d, err := capnp.NewData(s.Segment(), make([]byte, 100<<10))
+				if err != nil {
+					return err
+				}
+				return s.SetPtr(0, d.ToPtr())
+			},
+		})
+		defer release()
+		_, err := ans.Struct()
+		return err
+	}
+	const calls = 20
+	errs := make(chan error, calls)
+	for range calls {
+		go func() { errs <- bigIncrement() }()
+	}
+	overloaded := 0
+	for overloaded < calls-10 {
+		select {
+		case err := <-errs:
+			if exc.TypeOf(err) != exc.Overloaded || !strings.Contains(err.Error(), "bytes of calls in flight") {
+				t.Fatalf("a call past the byte budget returned %v, want an overloaded exception naming it", err)
+			}
+			overloaded++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d calls were refused while %d bytes were held", overloaded, calls*100<<10)
+		}
+	}
+	close(gate)
+	for range calls - overloaded {
+		if err := <-errs; err != nil && exc.TypeOf(err) != exc.Overloaded {
+			t.Errorf("a call within the budget failed: %v", err)
+		}
+	}
+	if err := bigIncrement(); err != nil {
+		t.Fatalf("after the burst: %v", err)
+	}
+}

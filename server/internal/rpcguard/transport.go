@@ -69,6 +69,11 @@ type Limits struct {
 	// still working on, held ones included. Past it a call is answered with
 	// an "overloaded" exception without reaching the RPC layer.
 	MaxInFlight int
+	// MaxInFlightBytes bounds the message bytes of the peer's calls the
+	// server is still working on, held ones included: with MaxInFlight it
+	// bounds what the peer's calls make the server hold. Past it a call is
+	// answered "overloaded" like past MaxInFlight.
+	MaxInFlightBytes uint64
 	// MaxOpenAnswers bounds answers the server holds for the peer: running
 	// ones plus returned ones the peer has not finished yet. It is far above
 	// MaxInFlight because go-capnp clients delay every Finish by 250 ms, so a
@@ -102,6 +107,8 @@ type Budget struct {
 	MaxMessageSize uint64
 	// MaxInFlight bounds the peer's calls the server is working on.
 	MaxInFlight int
+	// MaxInFlightBytes bounds the message bytes of those calls.
+	MaxInFlightBytes uint64
 	// IdleTimeout is how long the connection may sit between messages.
 	IdleTimeout time.Duration
 }
@@ -109,19 +116,21 @@ type Budget struct {
 // DefaultLimits returns the limits a server uses when nothing is configured.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxMessageSize: 9 << 20, // a guest frame (8 MiB) and its envelope; blueprints are streamed
-		MaxCapTable:    256,
-		MaxPipelineOps: 64,
-		MaxInFlight:    512,
-		MaxOpenAnswers: 16384,
-		MaxExports:     16384,
-		IdleTimeout:    10 * time.Minute,
-		MessageTimeout: 30 * time.Second,
-		WriteTimeout:   30 * time.Second,
+		MaxMessageSize:   9 << 20, // a guest frame (8 MiB) and its envelope; blueprints are streamed
+		MaxCapTable:      256,
+		MaxPipelineOps:   64,
+		MaxInFlight:      512,
+		MaxInFlightBytes: 64 << 20,
+		MaxOpenAnswers:   16384,
+		MaxExports:       16384,
+		IdleTimeout:      10 * time.Minute,
+		MessageTimeout:   30 * time.Second,
+		WriteTimeout:     30 * time.Second,
 		Unauthenticated: Budget{
-			MaxMessageSize: 64 << 10,
-			MaxInFlight:    8,
-			IdleTimeout:    time.Minute,
+			MaxMessageSize:   64 << 10,
+			MaxInFlight:      8,
+			MaxInFlightBytes: 256 << 10,
+			IdleTimeout:      time.Minute,
 		},
 	}
 }
@@ -140,6 +149,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxInFlight == 0 {
 		l.MaxInFlight = d.MaxInFlight
+	}
+	if l.MaxInFlightBytes == 0 {
+		l.MaxInFlightBytes = max(d.MaxInFlightBytes, l.MaxMessageSize)
 	}
 	if l.MaxOpenAnswers == 0 {
 		l.MaxOpenAnswers = d.MaxOpenAnswers
@@ -163,6 +175,9 @@ func (l Limits) withDefaults() Limits {
 	if u.MaxInFlight == 0 {
 		u.MaxInFlight = min(du.MaxInFlight, l.MaxInFlight)
 	}
+	if u.MaxInFlightBytes == 0 {
+		u.MaxInFlightBytes = min(max(du.MaxInFlightBytes, u.MaxMessageSize), l.MaxInFlightBytes)
+	}
 	if u.IdleTimeout == 0 {
 		u.IdleTimeout = min(du.IdleTimeout, l.IdleTimeout)
 	}
@@ -171,7 +186,7 @@ func (l Limits) withDefaults() Limits {
 
 // authenticated is the budget of a peer that has proved who it is.
 func (l Limits) authenticated() Budget {
-	return Budget{MaxMessageSize: l.MaxMessageSize, MaxInFlight: l.MaxInFlight, IdleTimeout: l.IdleTimeout}
+	return Budget{MaxMessageSize: l.MaxMessageSize, MaxInFlight: l.MaxInFlight, MaxInFlightBytes: l.MaxInFlightBytes, IdleTimeout: l.IdleTimeout}
 }
 
 // ErrLimit is wrapped by every error that closes a connection for exceeding a
@@ -181,6 +196,12 @@ var ErrLimit = errors.New("peer exceeded a connection limit")
 // ErrProtocol is wrapped by every error that closes a connection for a
 // protocol violation that go-capnp v3.1.0-alpha.2 would not survive.
 var ErrProtocol = errors.New("peer broke the Cap'n Proto RPC protocol")
+
+// answer is one of the peer's questions, from admission until done.
+type answer struct {
+	state answerState
+	size  uint64 // bytes of the message that asked it, until it returns
+}
 
 // answerState tracks one of the peer's questions until it is done.
 type answerState uint8
@@ -209,11 +230,12 @@ type Transport struct {
 
 	mu       sync.Mutex
 	cond     *sync.Cond
-	answers  map[uint32]answerState // the peer's questions, from admission until returned and finished
-	running  int                    // answers not yet returned
-	rejected map[uint32]struct{}    // questions we answered ourselves; their Finish is ours to swallow
-	held     []*heldMessage         // messages rpc.Conn must not see yet, in arrival order
-	exports  exportTable            // what the peer holds of ours, mirrored from rpc.Conn's
+	answers  map[uint32]answer   // the peer's questions, from admission until returned and finished
+	running  int                 // answers not yet returned
+	runBytes uint64              // their message bytes
+	rejected map[uint32]struct{} // questions we answered ourselves; their Finish is ours to swallow
+	held     []*heldMessage      // messages rpc.Conn must not see yet, in arrival order
+	exports  exportTable         // what the peer holds of ours, mirrored from rpc.Conn's
 	ready    []transport.IncomingMessage
 	readErr  error // why the reader stopped; RecvMessage returns it once ready is empty
 	abortErr error // a bound the server's own messages hit; RecvMessage returns it at once
@@ -257,7 +279,7 @@ func NewTransport(conn net.Conn, lim Limits) *Transport {
 	lim = lim.withDefaults()
 	t := &Transport{
 		lim:      lim,
-		answers:  make(map[uint32]answerState),
+		answers:  make(map[uint32]answer),
 		rejected: make(map[uint32]struct{}),
 		exports:  newExportTable(),
 	}
@@ -335,18 +357,19 @@ func (o *outgoing) Send() error {
 func (t *Transport) settle(id uint32, half answerState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st, ok := t.answers[id]
+	a, ok := t.answers[id]
 	if !ok {
 		return
 	}
-	if half == answerReturned && st&answerReturned == 0 {
+	if half == answerReturned && a.state&answerReturned == 0 {
 		t.running--
+		t.runBytes -= a.size
 	}
-	st |= half
-	if st&(answerReturned|answerFinished) == answerReturned|answerFinished {
+	a.state |= half
+	if a.state&(answerReturned|answerFinished) == answerReturned|answerFinished {
 		delete(t.answers, id)
 	} else {
-		t.answers[id] = st
+		t.answers[id] = a
 	}
 	if half == answerReturned {
 		t.releaseHeld()
@@ -454,8 +477,9 @@ func (t *Transport) file(in transport.IncomingMessage) error {
 // now on known to rpc.Conn. The caller holds mu.
 func (t *Transport) pass(in transport.IncomingMessage) {
 	if id, ok := questionOf(in.Message()); ok {
-		if st, known := t.answers[id]; known && st&answerHeld != 0 {
-			t.answers[id] = st &^ answerHeld
+		if a, known := t.answers[id]; known && a.state&answerHeld != 0 {
+			a.state &^= answerHeld
+			t.answers[id] = a
 		}
 	}
 	t.ready = append(t.ready, in)
@@ -476,14 +500,14 @@ func (t *Transport) mayPass(refs []ref, before []*heldMessage) bool {
 		if r.kind == refExport {
 			continue
 		}
-		st, known := t.answers[r.id]
+		a, known := t.answers[r.id]
 		switch {
 		case !known:
 			// rpc.Conn answers for questions it never heard of (or
 			// already forgot) without queueing anything.
-		case st&answerHeld != 0:
+		case a.state&answerHeld != 0:
 			return false
-		case r.kind == refAnswer && st&answerReturned == 0:
+		case r.kind == refAnswer && a.state&answerReturned == 0:
 			return false
 		}
 	}
@@ -571,7 +595,7 @@ func (t *Transport) inspect(m rpccp.Message) (verdict, refusal, []ref, error) {
 		if err := t.checkCall(call, &refs); err != nil {
 			return deliver, refusal{}, nil, err
 		}
-		v, ref, err := t.admit(call.QuestionId(), refs.rejected)
+		v, ref, err := t.admit(call.QuestionId(), sizeOf(m), refs.rejected)
 		return v, ref, refs.refs, err
 
 	case rpccp.Message_Which_bootstrap:
@@ -579,7 +603,7 @@ func (t *Transport) inspect(m rpccp.Message) (verdict, refusal, []ref, error) {
 		if err != nil {
 			return deliver, refusal{}, nil, nil
 		}
-		v, ref, err := t.admit(b.QuestionId(), false)
+		v, ref, err := t.admit(b.QuestionId(), sizeOf(m), false)
 		return v, ref, nil, err
 
 	case rpccp.Message_Which_finish:
@@ -681,22 +705,33 @@ func (t *Transport) inspect(m rpccp.Message) (verdict, refusal, []ref, error) {
 	return deliver, refusal{}, nil, fmt.Errorf("%w: unsupported message type %v", ErrProtocol, m.Which())
 }
 
-// admit decides whether a new question from the peer may proceed.
-func (t *Transport) admit(id uint32, refsRejected bool) (verdict, refusal, error) {
+// sizeOf is the size of m's message, for MaxInFlightBytes.
+func sizeOf(m rpccp.Message) uint64 {
+	n, _ := m.Message().TotalSize()
+	return n
+}
+
+// admit decides whether a new question from the peer, asked in a message
+// of size bytes, may proceed.
+func (t *Transport) admit(id uint32, size uint64, refsRejected bool) (verdict, refusal, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	b := t.budget()
 	ref := refusal{qid: id, typ: rpccp.Exception_Type_overloaded}
 	switch {
 	case refsRejected:
 		ref.typ, ref.reason = rpccp.Exception_Type_failed, "pipelined onto a call that was refused"
-	case t.running >= t.budget().MaxInFlight || len(t.answers) >= t.lim.MaxOpenAnswers:
-		ref.reason = fmt.Sprintf("connection overloaded: at most %d calls in flight and %d unfinished answers", t.budget().MaxInFlight, t.lim.MaxOpenAnswers)
+	case t.running >= b.MaxInFlight || len(t.answers) >= t.lim.MaxOpenAnswers:
+		ref.reason = fmt.Sprintf("connection overloaded: at most %d calls in flight and %d unfinished answers", b.MaxInFlight, t.lim.MaxOpenAnswers)
+	case t.runBytes+size > b.MaxInFlightBytes:
+		ref.reason = fmt.Sprintf("connection overloaded: %d bytes of calls in flight, and this one is %d; the limit is %d", t.runBytes, size, b.MaxInFlightBytes)
 	default:
 		if _, dup := t.answers[id]; dup {
 			return deliver, refusal{}, fmt.Errorf("%w: question %d is already in use", ErrProtocol, id)
 		}
-		t.answers[id] = answerHeld
+		t.answers[id] = answer{state: answerHeld, size: size}
 		t.running++
+		t.runBytes += size
 		return deliver, refusal{}, nil
 	}
 	// A peer that never finishes what we reject must not grow this set
