@@ -6,3 +6,6 @@ var (
 	TableBytes       = tableBytes
 	MaxRetainedStack = uint64(maxRetainedStack)
 )
+
+// PollOneoff is WASI poll_oneoff on mem, as a guest would call it.
+var PollOneoff = pollOneoffErrno

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -76,6 +77,9 @@ func pollOneoffErrno(ctx context.Context, mem api.Memory, in, out, n, resultNeve
 	if n == 0 {
 		return errnoInval
 	}
+	if uint64(n)*subscriptionSize > math.MaxUint32 {
+		return errnoFault // n*subscriptionSize would wrap around
+	}
 	subs, ok := mem.Read(in, n*subscriptionSize)
 	if !ok {
 		return errnoFault
@@ -127,14 +131,13 @@ func pollOneoffErrno(ctx context.Context, mem api.Memory, in, out, n, resultNeve
 	if fdReady || sleep <= 0 {
 		return errnoSuccess
 	}
-	inst := instanceOf(ctx)
 	t := time.NewTimer(sleep)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return errnoSuccess
 	case <-ctx.Done():
-		inst.slept = true
+		instanceOf(ctx).slept = true
 		abort(errSleepInterrupted)
 		return 0
 	}
