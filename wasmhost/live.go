@@ -33,8 +33,8 @@ type lruEntry struct {
 	memory   uint64 // bytes the gadget's instances have charged
 }
 
-// budgetWait bounds how long an instance that needs memory waits for idle
-// instances to be evicted.
+// budgetWait bounds how long an instance that needs memory waits for others
+// to release it: idle ones it asked to evict, or busy ones whose calls end.
 const budgetWait = 2 * time.Second
 
 func (l *liveSet) add(g *Gadget) {
