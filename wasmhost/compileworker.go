@@ -288,11 +288,12 @@ func (h *headBuffer) String() string { return h.buf.String() }
 // (killing their workers) and wait for them before it closes the wazero
 // runtime. The zero value is ready to use.
 type compileSet struct {
-	mu      sync.Mutex
-	closed  bool
-	stop    context.Context // cancelled by close; created on first use
-	cancel  context.CancelCauseFunc
-	running sync.WaitGroup
+	mu       sync.Mutex
+	closed   bool
+	stop     context.Context // cancelled by close; created on first use
+	cancel   context.CancelCauseFunc
+	inFlight int
+	running  sync.WaitGroup // one per compile in flight, for close to wait on
 }
 
 // begin registers a compile. It returns the context the compile must run
@@ -308,12 +309,16 @@ func (s *compileSet) begin(ctx context.Context) (context.Context, func(), error)
 	}
 	// Added under mu with closed false: close cannot be waiting yet.
 	s.running.Add(1)
+	s.inFlight++
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := s.stop
 	unhook := context.AfterFunc(stop, func() { cancel(context.Cause(stop)) })
 	return ctx, func() {
 		unhook()
 		cancel(nil)
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
 		s.running.Done()
 	}, nil
 }

@@ -266,16 +266,23 @@ func TestCloseDuringAnInProcessCompileWaitsForIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bomb := compilebomb.NestedBlocks(300, 1000) // about a second
-	compiling := make(chan struct{})
+	bomb := compilebomb.NestedBlocks(300, 1000) // about a second, 10 under -race
 	errc := make(chan error, 1)
 	go func() {
-		close(compiling)
 		_, err := rt.Compile(context.Background(), bomb)
 		errc <- err
 	}()
-	<-compiling
-	time.Sleep(100 * time.Millisecond) // into the compile (it takes about a second)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		rt.compiles.mu.Lock()
+		n := rt.compiles.inFlight
+		rt.compiles.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Compile did not start within 30 s")
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := rt.Close(ctx); err != nil {

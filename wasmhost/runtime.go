@@ -168,8 +168,15 @@ var (
 
 // Compile validates wasm as a gadget guest (it must be a wasip1 reactor that
 // exports the ABI in docs/ABI.md) and compiles it. The error says precisely
-// what is wrong.
+// what is wrong. With WithCompileWorker, compiling happens in a child
+// process under its budgets, and ends when ctx does; Close cancels the
+// compiles in flight.
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
+	ctx, done, err := r.compiles.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if !bytes.HasPrefix(wasm, []byte("\x00asm")) {
 		return nil, fmt.Errorf("not a WebAssembly module: it does not start with the \\0asm magic bytes")
 	}
@@ -178,11 +185,6 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	if err := wasmcheck.Check(wasm, wasmcheck.Limits(r.cfg.moduleLimits)); err != nil {
 		return nil, fmt.Errorf("invalid WebAssembly module: %w", err)
 	}
-	ctx, done, err := r.compiles.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
 	if r.cfg.compileWorker != nil {
 		// The worker leaves the code in the cache, where the compile below
 		// finds it.
