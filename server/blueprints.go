@@ -139,7 +139,14 @@ func (s *Server) install(ctx context.Context, bp store.Blueprint, replace bool) 
 	if err := blueprint.CheckInterface(bp.SchemaNodes, bp.SessionInterface); err != nil {
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}
+	// Compiles take turns (installqueue.go); the runtime's compile worker
+	// bounds each one.
+	done, err := s.installs.acquire(ctx, bp.Owner)
+	if err != nil {
+		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
+	}
 	mod, err := s.rt.Compile(ctx, bp.Wasm)
+	done()
 	if err != nil {
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}

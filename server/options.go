@@ -53,6 +53,8 @@ type config struct {
 	uploadsPerUser int    // open blueprint uploads per user (upload.go)
 	uploadBytes    uint64 // bytes all open uploads may announce
 
+	install installLimits // installqueue.go
+
 	// Per-user quotas, per-call storage and log bounds, and what idle
 	// gadgets keep (quotas.go, storage.go, host.go, shells.go).
 	maxGadgetsPerUser, maxBlueprintVersionsPerUser int
@@ -85,6 +87,7 @@ func defaultConfig() config {
 		conn:           lim,
 		uploadsPerUser: DefaultUploadsPerUser,
 		uploadBytes:    DefaultUploadBytes,
+		install:        installLimits{concurrent: DefaultMaxCompiles, perUser: DefaultMaxCompilesPerUser},
 
 		maxGadgetsPerUser:           DefaultMaxGadgetsPerUser,
 		maxBlueprintVersionsPerUser: DefaultMaxBlueprintVersionsPerUser,
@@ -242,6 +245,23 @@ func WithMaxIdleModules(n int) Option {
 // started again on next use.
 func WithIdleShellTimeout(d time.Duration) Option {
 	return func(c *config) { c.idleShellTimeout = positiveOr(d, c.idleShellTimeout) }
+}
+
+// WithInstallLimits bounds the compiles of blueprint installs: at most
+// concurrent at once on the server and at most perUser at once of one
+// user's, taking turns in arrival order, so that one user's installs,
+// however many and however costly, leave the other slots to everyone else.
+// An install waiting for its turn gives up when its call is cancelled. Zero
+// keeps a default: DefaultMaxCompiles, DefaultMaxCompilesPerUser.
+//
+// What one compile may cost is bounded by the sandbox runtime's compile
+// worker (wasmhost.WithCompileWorker, wasmhost.WithCompileLimits), which
+// `gadgetd serve` configures; pass them with WithWasmOptions.
+func WithInstallLimits(concurrent, perUser int) Option {
+	return func(c *config) {
+		c.install.concurrent = positiveOr(concurrent, c.install.concurrent)
+		c.install.perUser = positiveOr(perUser, c.install.perUser)
+	}
 }
 
 // WithUploadLimits bounds blueprint uploads (Workspace.uploadBlueprint): at

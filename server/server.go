@@ -39,6 +39,7 @@ type Server struct {
 	rt    *wasmhost.Runtime
 
 	rpc          *rpcguard.Server // set by Open, never changed
+	installs     *installQueue    // set by Open, never changed
 	pseudonymKey []byte           // set by Open, never changed
 	uploads      *uploadBudget    // set by Open, never changed
 
@@ -85,6 +86,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		store:        st,
 		rt:           rt,
 		uploads:      newUploadBudget(cfg.uploadsPerUser, cfg.uploadBytes),
+		installs:     newInstallQueue(cfg.install),
 		modules:      make(map[blueprintKey]*moduleEntry),
 		live:         make(map[string]*liveGadget),
 		storages:     make(map[string]map[*gadgetStorage]struct{}),
