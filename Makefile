@@ -53,7 +53,8 @@ help:
 	@echo "make fmt           gofmt -w every Go file"
 	@echo "make interop       only the C++ interop test"
 	@echo "make bench         run the benchmarks and compare with DESIGN.md targets"
-	@echo "make soak          fuzz the frame decoder, the guarded RPC transport and the module checker (FUZZTIME=5m each)"
+	@echo "make soak          fuzz the frame decoder, the guarded RPC transport and the module checker (FUZZTIME=5m each),"
+	@echo "                   then stress the server with random pipelined call graphs (STRESSTIME=10m)"
 	@echo "make clean         remove build outputs (keeps ./gadgetd-data)"
 
 .PHONY: deps
@@ -133,13 +134,18 @@ bench:
 	$(GO) run ./internal/cmd/benchreport -count $(COUNT) -benchtime $(BENCHTIME) | tee bin/bench.txt
 
 # Longer runs than make test affords. make test replays each fuzz target's
-# seeds and saved crashers; soak fuzzes for FUZZTIME each.
+# seeds and saved crashers; soak fuzzes for FUZZTIME each. make test runs the
+# randomized stress test of the server for a few rounds; soak runs it for
+# STRESSTIME (a failure prints the seed: GADGETD_STRESS_SEED=N replays it).
 FUZZTIME ?= 5m
+STRESSTIME ?= 10m
+STRESS_TIMEOUT ?= 30m
 .PHONY: soak
 soak:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeNeverPanics$$' -fuzztime $(FUZZTIME) ./wasmhost/internal/frame/
 	$(GO) test -run '^$$' -fuzz '^FuzzGuardedConnSurvivesArbitraryBytes$$' -fuzztime $(FUZZTIME) ./server/internal/rpcguard/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckNeverPanics$$' -fuzztime $(FUZZTIME) ./wasmhost/internal/wasmcheck/
+	GADGETD_STRESS_DURATION=$(STRESSTIME) $(GO) test -count=1 -v -run '^TestRandomPipelinedCallGraphsNeverKillTheServer$$' -timeout $(STRESS_TIMEOUT) ./server/
 
 .PHONY: clean
 clean:
