@@ -17,6 +17,7 @@ import (
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/leakcheck"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -28,6 +29,7 @@ import (
 var compileCache string
 
 func TestMain(m *testing.M) {
+	leakcheck.Install()
 	dir, err := os.MkdirTemp("", "gadgetd-server-test-cache-")
 	if err != nil {
 		panic(err)
@@ -36,7 +38,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	blueprinttest.RemoveAll()
 	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(leakcheck.Verify(code))
 }
 
 // harness is a real server on a real data directory, serving loopback TCP.

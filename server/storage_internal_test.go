@@ -91,6 +91,7 @@ func stored(t *testing.T, s *Server, gadget, key string) bool {
 func TestStorageLimitsFailWithErrorsNamingTheLimit(t *testing.T) {
 	s := openTestServer(t, WithStorageLimits(8, 16, 40))
 	_, c := testStorage(s, "g")
+	defer c.Release()
 	ctx := context.Background()
 
 	for _, tc := range []struct {
@@ -129,6 +130,7 @@ func TestStorageLimitsFailWithErrorsNamingTheLimit(t *testing.T) {
 func TestStorageScopeCommitsOnSuccessAndDiscardsOnFailure(t *testing.T) {
 	s := openTestServer(t)
 	st, c := testStorage(s, "g")
+	defer c.Release()
 	ctx := context.Background()
 	for _, k := range []string{"n/1", "n/2"} {
 		if err := put(ctx, c, k, []byte(k)); err != nil {
