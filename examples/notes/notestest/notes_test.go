@@ -15,6 +15,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/examples/notes/notespb"
+	"github.com/gadgetd/gadgetd/internal/leakcheck"
 	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
@@ -41,13 +42,14 @@ var shared struct {
 }
 
 func TestMain(m *testing.M) {
+	leakcheck.Install()
 	code := m.Run()
 	if shared.rt != nil {
 		shared.mod.Close(context.Background())
 		shared.rt.Close(context.Background())
 	}
 	wasmbuild.RemoveAll()
-	os.Exit(code)
+	os.Exit(leakcheck.Verify(code))
 }
 
 func newEnv(t *testing.T, maxTotal int) *env {
