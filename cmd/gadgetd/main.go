@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
 const usage = `gadgetd runs small personal apps ("gadgets") in WebAssembly sandboxes and
@@ -56,7 +58,16 @@ $GADGETD_TOKEN):
 // errUsage means the command line was wrong; main prints the usage.
 var errUsage = errors.New("usage")
 
+// compileWorkerCommand is the hidden subcommand that makes gadgetd the
+// sandbox's compile worker: `gadgetd serve` compiles every blueprint in a
+// child process started this way, under CPU and memory limits
+// (wasmhost.WithCompileWorker).
+const compileWorkerCommand = "internal-compile-worker"
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == compileWorkerCommand {
+		os.Exit(wasmhost.RunCompileWorker(os.Args[2:]))
+	}
 	err := run(os.Args[1:], os.Stdout, os.Stderr)
 	switch {
 	case err == nil:

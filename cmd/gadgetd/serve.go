@@ -17,6 +17,7 @@ import (
 	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/server"
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
 // devUser is the user `serve --dev` logs in, with the token kept in the
@@ -56,7 +57,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
-	srv, err := server.Open(ctx, *dataDir, server.WithLogger(logger))
+	// Blueprints compile in a child process under hard limits: this binary,
+	// started as its hidden compile worker.
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the gadgetd binary to compile blueprints with: %w", err)
+	}
+	srv, err := server.Open(ctx, *dataDir, server.WithLogger(logger),
+		server.WithWasmOptions(wasmhost.WithCompileWorker(exe, compileWorkerCommand)))
 	if err != nil {
 		return err
 	}
