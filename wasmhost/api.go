@@ -167,9 +167,9 @@ func WithCompileWorker(path string, args ...string) Option {
 
 // WithCompileLimits sets the budgets of a compile in the worker
 // (WithCompileWorker): cpu of CPU time (RLIMIT_CPU, rounded up to whole
-// seconds) and memory bytes of address space (RLIMIT_AS) on top of what the
-// worker's own runtime has mapped when it starts. Zero keeps a default:
-// DefaultCompileCPUTime, DefaultCompileMemory.
+// seconds) and memory bytes of address space (RLIMIT_AS, Linux only) on top
+// of what the worker's own runtime has mapped when it starts. Zero keeps a
+// default: DefaultCompileCPUTime, DefaultCompileMemory.
 func WithCompileLimits(cpu time.Duration, memory uint64) Option {
 	return func(c *config) {
 		if cpu > 0 {

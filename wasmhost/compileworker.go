@@ -209,14 +209,9 @@ func RunCompileWorker(args []string) int {
 }
 
 // limitCompileWorker bounds the calling process to cpu of CPU time and to
-// memory bytes of address space on top of what it has mapped now, and lowers
-// the priority of the calling thread, which goes on to compile, so serving
-// gadgets wins the CPU over compiling.
-//
-// The address space is counted from the worker's own, not from zero: Go
-// reserves about 1.5 GiB at start that it never touches (much more under
-// the race detector), so an absolute RLIMIT_AS would measure the runtime,
-// not the compile.
+// memory bytes of address space on top of what it has mapped now
+// (limitAddressSpace), and lowers the priority of the calling thread, which
+// goes on to compile, so serving gadgets wins the CPU over compiling.
 func limitCompileWorker(cpu time.Duration, memory uint64) error {
 	secs := uint64(cpu / time.Second)
 	// The kernel sends SIGXCPU at the soft limit and SIGKILL at the hard
@@ -224,17 +219,8 @@ func limitCompileWorker(cpu time.Duration, memory uint64) error {
 	if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: secs, Max: secs + 1}); err != nil {
 		return fmt.Errorf("RLIMIT_CPU: %w", err)
 	}
-	mapped, err := mappedBytes()
-	if err != nil {
+	if err := limitAddressSpace(memory); err != nil {
 		return err
-	}
-	as := mapped + memory
-	var cur syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &cur); err == nil && cur.Max < as {
-		as = cur.Max // inherited from a server that runs under a limit itself
-	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: as, Max: as}); err != nil {
-		return fmt.Errorf("RLIMIT_AS: %w", err)
 	}
 	// A memory bomb must not leave a core file the size of its budget.
 	if err := syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{}); err != nil {
@@ -245,24 +231,6 @@ func limitCompileWorker(cpu time.Duration, memory uint64) error {
 	runtime.LockOSThread()
 	syscall.Setpriority(syscall.PRIO_PROCESS, 0, 10)
 	return nil
-}
-
-// mappedBytes is the calling process's current address space (the first
-// field of /proc/self/statm, in pages).
-func mappedBytes() (uint64, error) {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0, err
-	}
-	fields := strings.Fields(string(b))
-	if len(fields) == 0 {
-		return 0, fmt.Errorf("/proc/self/statm is empty")
-	}
-	pages, err := strconv.ParseUint(fields[0], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("/proc/self/statm: %w", err)
-	}
-	return pages * uint64(os.Getpagesize()), nil
 }
 
 // cpuSeconds is d rounded up to the whole seconds RLIMIT_CPU counts in, and
