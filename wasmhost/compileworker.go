@@ -19,7 +19,9 @@ package wasmhost
 //     code depends on them (wazero v1.12, internal/engine/wazevo).
 //   - The parent then calls wazero's CompileModule, which finds the entry
 //     and only loads it. If the child's entry were missing, the parent would
-//     compile unbounded; compileworker_test.go proves the hit.
+//     compile unbounded; compileworker_test.go proves the hit, and the child
+//     reports its wazero version, which the parent checks against its own
+//     (a binary replaced under a running server would otherwise miss).
 //   - exec.CommandContext kills the child when the compile's context ends:
 //     the install was cancelled, or Close (compileSet) cancelled it.
 //
@@ -79,13 +81,20 @@ func (r *Runtime) compileInWorker(ctx context.Context, wasm []byte) error {
 	cmd := exec.CommandContext(ctx, argv[0], args...)
 	cmd.SysProcAttr = workerProcAttr()
 	cmd.Stdin = bytes.NewReader(wasm)
-	stderr := &headBuffer{max: workerStderrLimit}
-	cmd.Stderr = stderr
+	stdout, stderr := &headBuffer{max: workerStderrLimit}, &headBuffer{max: workerStderrLimit}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// Nothing but the child holds its pipes, so they close when it dies;
 	// this only bounds Wait if that ever stops being true.
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
 	if err == nil {
+		// A worker of another wazero version (the binary was replaced
+		// since the server started, say) files its code where this one
+		// never looks, and the compile that follows would run here,
+		// unbounded.
+		if got := strings.TrimSpace(stdout.String()); got != wazeroVersion() {
+			return fmt.Errorf("the compile worker %s runs wazero %q, this process %q: restart the server", argv[0], got, wazeroVersion())
+		}
 		return nil
 	}
 	if cmd.ProcessState == nil { // it never started
@@ -205,8 +214,25 @@ func RunCompileWorker(args []string) int {
 		}
 		return workerExitInvalid
 	}
+	fmt.Println(wazeroVersion()) // for the Runtime to check it will find the code
 	return 0
 }
+
+// wazeroVersion is the version of wazero linked into this binary, which
+// names the directory of the compilation cache wazero uses.
+var wazeroVersion = sync.OnceValue(func() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/tetratelabs/wazero" {
+				if dep.Replace != nil {
+					return dep.Replace.Path + "@" + dep.Replace.Version
+				}
+				return dep.Version
+			}
+		}
+	}
+	return "unknown"
+})
 
 // limitCompileWorker bounds the calling process to cpu of CPU time and to
 // memory bytes of address space on top of what it has mapped now

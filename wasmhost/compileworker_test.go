@@ -121,6 +121,18 @@ func TestCompileWorkerFillsTheCacheTheRuntimeLoadsFrom(t *testing.T) {
 	mod.Close(ctx)
 }
 
+// A worker whose cache entries the Runtime would not find (another wazero
+// version: the binary was replaced under a running server) fails the
+// compile rather than leave it to the Runtime, unbounded.
+func TestCompileWorkerOfAnotherWazeroVersionIsRefused(t *testing.T) {
+	// A stand-in that reads the module and reports another version.
+	rt := newWorkerRuntime(t, WithCompileWorker("/bin/sh", "-c", "cat >/dev/null; echo v0.0.0-other", "sh"))
+	_, err := rt.Compile(context.Background(), compilebomb.NestedBlocks(1, 10))
+	if err == nil || !strings.Contains(err.Error(), `runs wazero "v0.0.0-other", this process "`) {
+		t.Fatalf("Compile with a worker of another wazero version: %v", err)
+	}
+}
+
 func TestCompileBombIsKilledAtItsCPUBudget(t *testing.T) {
 	ctx := context.Background()
 	rt := newWorkerRuntime(t, WithCompileLimits(time.Second, 0))
