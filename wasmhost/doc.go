@@ -63,4 +63,16 @@
 // start or its memory.grow fails. Each instance's linear memory and tables
 // together stay within WithMemoryLimit. A native stack grown deep during a
 // call is dropped after it, not kept for the instance's life.
+//
+// # Compiling
+//
+// Compile checks a module against static limits (WithModuleLimits), then
+// compiles it. wazero's compiler cannot be interrupted, and modules within
+// any static limit can still take minutes and gigabytes to compile, so a
+// Runtime configured WithCompileWorker compiles in a child process that
+// limits its own CPU time and address space (WithCompileLimits) and leaves
+// the code in the compilation cache, from which the Runtime loads it. The
+// child is killed when Compile's context ends, and Close cancels compiles in
+// flight. Without a worker, modules are compiled in the caller's process,
+// with no bound but the static limits (see compileworker.go).
 package wasmhost
