@@ -10,8 +10,10 @@ package wasmhost_test
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -236,18 +238,20 @@ func TestCallsGivenUpWhileQueuedNeverReachTheGuestAndLeakNothing(t *testing.T) {
 // guestObject.call and instance.complete). Each round's caller gives up
 // while the guest is already working on its open (starting its instance,
 // held at the gate); without the release, the session the guest answers
-// with leaks, and the guest never learns it can free it.
+// with leaks, and the guest never gets the release frame that lets it free
+// it.
 func TestAnswersToCallersThatGaveUpAreReleased(t *testing.T) {
 	const rounds = 5
 	w := newHostileWorld(t)
 	w.newBox(t, hostilePkg, "compiler")
 	mod := w.mods[hostilePkg]
 	mark := leakcheck.Now()
+	var releases releaseFrames
 	for range rounds {
 		mem := memhost.New()
 		host := newGatedHost(t, mem)
 		host.close()
-		g := w.rt.NewGadget(mod, host.client(), wasmhost.WithName("abandoned"), wasmhost.WithCallScope(mem.Begin))
+		g := w.rt.NewGadget(mod, host.client(), wasmhost.WithName("abandoned"), wasmhost.WithCallScope(releases.counting(mem.Begin)))
 		t.Cleanup(g.Close)
 
 		ctx, cancel := context.WithCancel(context.Background())
@@ -269,6 +273,27 @@ func TestAnswersToCallersThatGaveUpAreReleased(t *testing.T) {
 	}
 	if leaks := leakcheck.Since(mark, guestObjectSite); len(leaks) > 0 {
 		t.Errorf("%d answers to callers that gave up leaked %d guest capabilities; the first was created at:\n%s", rounds, len(leaks), leaks[0])
+	}
+	// Each guest holds one session for a caller that is gone (alice's is
+	// held until the test ends): each must be told to free it.
+	for deadline := time.Now().Add(10 * time.Second); releases.n.Load() < rounds; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the guests got %d release frames; want %d, one for each session answered to a caller that gave up", releases.n.Load(), rounds)
+		}
+	}
+}
+
+// releaseFrames counts the release frames wasmhost sends guests. Each runs
+// in a call scope of its own, opened in instance.releaseExport.
+type releaseFrames struct{ n atomic.Int32 }
+
+// counting wraps a WithCallScope callback.
+func (r *releaseFrames) counting(begin func() func(error) error) func() func(error) error {
+	return func() func(error) error {
+		if strings.Contains(string(debug.Stack()), "(*instance).releaseExport") {
+			r.n.Add(1)
+		}
+		return begin()
 	}
 }
 
