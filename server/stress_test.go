@@ -69,7 +69,7 @@ const (
 // Default lengths: make test must stay quick on a shared 2-core machine,
 // with and without -race.
 const (
-	defaultStressRounds = 25
+	defaultStressRounds = 12
 	shortStressRounds   = 4
 )
 
@@ -118,7 +118,7 @@ func TestRandomPipelinedCallGraphsNeverKillTheServer(t *testing.T) {
 	_, run.healthGadget = create(t, h.login(t, run.health), "counter")
 
 	run.requireHealthy(t, 0)
-	baseline := runtime.NumGoroutine()
+	baseline := settledGoroutines()
 
 	began := time.Now()
 	var rounds int
@@ -193,29 +193,11 @@ type stressRun struct {
 	tally                  *tally
 }
 
-// round runs one round of concurrent stress clients and then removes every
-// gadget they left.
+// round runs one round of concurrent stress clients and then tidies up
+// after them.
 func (s *stressRun) round(t *testing.T, n int, seed uint64) {
 	r := &stressRound{run: s, n: n, blueprintOf: map[string]string{}}
-	setupCtx, cancel := context.WithTimeout(context.Background(), stressHealthTimeout)
-	defer cancel()
-	keeper := s.dial(t, setupCtx)
-	defer keeper.Close()
-	ws, release := keeper.Login(setupCtx, s.mallory)
-	defer release()
-	// Every round has a gadget of each kind for clients to find by id: the
-	// flood target, and guests that misbehave.
-	for _, bp := range []string{"counter", "hostile", "poisoned"} {
-		f, release := ws.Create(setupCtx, func(p schema.Workspace_create_Params) error { return p.SetBlueprint(bp) })
-		res, err := f.Struct()
-		if err != nil {
-			t.Fatalf("round %d: creating its %s gadget: %v", n, bp, err)
-		}
-		info, _ := res.Info()
-		id, _ := info.Id()
-		r.add(id, bp)
-		release()
-	}
+	s.createRoundGadgets(t, r)
 
 	gen := rand.New(rand.NewPCG(seed, uint64(n)))
 	clients := 3 + gen.IntN(4)
@@ -240,24 +222,87 @@ func (s *stressRun) round(t *testing.T, n int, seed uint64) {
 		t.Fatalf("round %d (seed %d): its clients did not finish within %v although every call has a deadline: a hang (goroutines dumped to stderr)", n, seed, stressRoundLimit)
 	}
 
-	// Remove what the round made, so quotas never fill and idle gadgets
-	// go; a gadget that will not go is a finding too.
-	gf, release2 := ws.Gadgets(setupCtx, nil)
-	defer release2()
-	res, err := gf.Struct()
-	if err != nil {
-		t.Fatalf("round %d: listing gadgets after the round: %v", n, err)
-	}
-	list, _ := res.Gadgets()
-	for i := range list.Len() {
-		id, _ := list.At(i).Id()
-		rf, release := ws.Remove(setupCtx, func(p schema.Workspace_remove_Params) error { return p.SetId(id) })
-		_, err := rf.Struct()
-		release()
-		if err != nil {
-			t.Fatalf("round %d: removing gadget %s after the round: %v", n, id, err)
+	for _, token := range []string{s.mallory, s.trudy} {
+		if err := s.tidy(token); err != nil {
+			dumpGoroutines()
+			t.Fatalf("round %d (seed %d): tidying up after it: %v (goroutines dumped to stderr)", n, seed, err)
 		}
 	}
+}
+
+// createRoundGadgets gives the round a gadget of each kind for clients to
+// find by id: the flood target, and guests that misbehave.
+func (s *stressRun) createRoundGadgets(t *testing.T, r *stressRound) {
+	ctx, cancel := context.WithTimeout(context.Background(), stressHealthTimeout)
+	defer cancel()
+	conn := s.dial(t, ctx)
+	defer conn.Close()
+	ws, release := conn.Login(ctx, s.mallory)
+	defer release()
+	for _, bp := range []string{"counter", "hostile", "poisoned"} {
+		f, release := ws.Create(ctx, func(p schema.Workspace_create_Params) error { return p.SetBlueprint(bp) })
+		res, err := f.Struct()
+		if err != nil {
+			t.Fatalf("round %d: creating its %s gadget: %v", r.n, bp, err)
+		}
+		info, _ := res.Info()
+		id, _ := info.Id()
+		r.add(id, bp)
+		release()
+	}
+}
+
+// tidy removes every gadget of token's user and revokes every token but
+// token, so that quotas never fill however many rounds run. A gadget that
+// will not go is a finding too.
+func (s *stressRun) tidy(token string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), stressHealthTimeout)
+	defer cancel()
+	conn, err := client.Dial(ctx, s.h.addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ws, release := conn.Login(ctx, token)
+	defer release()
+
+	gf, release := ws.Gadgets(ctx, nil)
+	defer release()
+	gadgets, err := gf.Struct()
+	if err != nil {
+		return fmt.Errorf("listing gadgets: %w", err)
+	}
+	list, _ := gadgets.Gadgets()
+	for i := range list.Len() {
+		id, _ := list.At(i).Id()
+		f, release := ws.Remove(ctx, func(p schema.Workspace_remove_Params) error { return p.SetId(id) })
+		_, err := f.Struct()
+		release()
+		if err != nil {
+			return fmt.Errorf("removing gadget %s: %w", id, err)
+		}
+	}
+
+	tf, release := ws.Tokens(ctx, nil)
+	defer release()
+	tokens, err := tf.Struct()
+	if err != nil {
+		return fmt.Errorf("listing tokens: %w", err)
+	}
+	infos, _ := tokens.Tokens()
+	for i := range infos.Len() {
+		if infos.At(i).Current() {
+			continue
+		}
+		id, _ := infos.At(i).Id()
+		f, release := ws.RevokeToken(ctx, func(p schema.Workspace_revokeToken_Params) error { return p.SetId(id) })
+		_, err := f.Struct()
+		release()
+		if err != nil {
+			return fmt.Errorf("revoking token %s: %w", id, err)
+		}
+	}
+	return nil
 }
 
 func (s *stressRun) dial(t *testing.T, ctx context.Context) *client.Conn {
@@ -317,6 +362,26 @@ type stressRound struct {
 	mu          sync.Mutex
 	ids         []string
 	blueprintOf map[string]string // gadget id -> blueprint name
+	tokens      []mintedToken     // tokens clients minted this round
+}
+
+type mintedToken struct{ token, id string }
+
+func (r *stressRound) addToken(token, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tokens = append(r.tokens, mintedToken{token, id})
+}
+
+// pickToken returns a token some client minted this round (it may have
+// expired or been revoked since), if there is one.
+func (r *stressRound) pickToken(rng *rand.Rand) (mintedToken, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.tokens) == 0 {
+		return mintedToken{}, false
+	}
+	return r.tokens[rng.IntN(len(r.tokens))], true
 }
 
 func (r *stressRound) add(id, blueprint string) {
@@ -492,11 +557,16 @@ func (c *stressClient) await(i int) {
 }
 
 func (c *stressClient) token() string {
-	switch c.rng.IntN(6) {
+	switch c.rng.IntN(7) {
 	case 0:
 		return "bogus-token"
 	case 1:
 		return c.round.run.trudy
+	case 2:
+		if m, ok := c.round.pickToken(c.rng); ok {
+			return m.token
+		}
+		return c.round.run.mallory
 	default:
 		return c.round.run.mallory
 	}
@@ -582,7 +652,7 @@ func (c *stressClient) open(g node) node {
 
 func (c *stressClient) workspaceCall(ws schema.Workspace) {
 	ctx := c.callCtx()
-	switch c.rng.IntN(7) {
+	switch c.rng.IntN(9) {
 	case 0, 1:
 		c.create(ws)
 	case 2, 3:
@@ -601,6 +671,30 @@ func (c *stressClient) workspaceCall(ws schema.Workspace) {
 	case 6:
 		f, release := ws.Blueprints(ctx, nil)
 		c.sent("workspace.blueprints", f.Future, release)
+	case 7:
+		// Some tokens expire within the round, while clients use them.
+		f, release := ws.NewToken(ctx, func(p schema.Workspace_newToken_Params) error {
+			p.SetValidForSeconds(uint64(c.rng.IntN(3)))
+			return p.SetLabel("stress")
+		})
+		c.sent("workspace.newToken", f.Future, release)
+		c.pending = c.pending[:len(c.pending)-1]
+		res, err := f.Struct()
+		c.round.run.tally.add("workspace.newToken", err)
+		if err == nil {
+			token, _ := res.Token()
+			info, _ := res.Info()
+			id, _ := info.Id()
+			c.round.addToken(token, id)
+		}
+	case 8:
+		// Other clients may be using it right now.
+		m, ok := c.round.pickToken(c.rng)
+		if !ok {
+			return
+		}
+		f, release := ws.RevokeToken(ctx, func(p schema.Workspace_revokeToken_Params) error { return p.SetId(m.id) })
+		c.sent("workspace.revokeToken", f.Future, release)
 	}
 }
 
@@ -872,6 +966,26 @@ func outcome(err error) string {
 		return "deadline"
 	}
 	return exc.TypeOf(err).String()
+}
+
+// settledGoroutines returns the number of goroutines once it has stopped
+// changing (the health client's connection takes a moment to wind down), or
+// the lowest seen within a few seconds.
+func settledGoroutines() int {
+	lowest, last, same := runtime.NumGoroutine(), -1, 0
+	for range 50 {
+		n := runtime.NumGoroutine()
+		lowest = min(lowest, n)
+		if n == last {
+			if same++; same == 5 {
+				break
+			}
+		} else {
+			last, same = n, 0
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return lowest
 }
 
 // requireGoroutinesBackNear waits for the goroutines the stress started to
