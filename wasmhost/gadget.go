@@ -66,7 +66,7 @@ type delivery struct {
 	target *guestObject
 	method capnp.Method
 	params capnp.Struct // owned: its message holds the params' capabilities
-	reply  chan reply   // buffered; receives exactly one reply
+	reply  chan reply   // buffered; receives exactly one reply (see dropIfAbandoned)
 
 	openParams capnp.Struct // a copy of params, for Guest.open calls
 
