@@ -8,21 +8,23 @@ package server_test
 // A stress client runs a random program: every step picks a capability it
 // holds (resolved or still a promise, so calls pipeline to random depth) and
 // makes a random call on it, well-typed or not. What it may hold and call:
-// the Gateway, Workspaces (of real and bogus tokens), Gadgets (of the
+// the Gateway, Workspaces (of real, bogus, freshly minted, expiring and
+// revoked tokens), Gadgets (of the
 // counter, of the hostile guest that misbehaves on command, of the poisoned
 // blueprint whose schema lies, of blueprints that do not exist), sessions,
 // and fields of answers that are data, not capabilities. Clients abandon
 // calls (short per-call deadlines, a cancel of everything at a random
 // moment), close their connection mid-flight, flood one gadget past its
-// queue, remove gadgets other clients are calling, and pass listeners that
-// answer, fail, never answer, call back into the gadget, or are not
-// listeners at all.
+// queue, remove gadgets and revoke tokens other clients are using, and pass
+// listeners that answer, fail, never answer, call back into the gadget, or
+// are not listeners at all. After each round every gadget is removed and
+// every minted token revoked, so that quotas never fill in a long soak.
 //
 // Goroutines and ownership: a stress client, and everything it holds, is
 // owned by its one goroutine; listener callbacks run on go-capnp's goroutines
 // and touch only the listener and the capability it was given its own
-// reference to. What clients share is the round (the ids of its gadgets,
-// under a mutex) and the tally (under a mutex). Every call has a deadline:
+// reference to. What clients share is the round (the ids of its gadgets and
+// the tokens minted in it, under a mutex) and the tally (under a mutex). Every call has a deadline:
 // each client's whole program lives under one context with a timeout, so
 // every wait ends; a round that still does not end is a hang, reported with
 // a dump of every goroutine.
@@ -31,6 +33,14 @@ package server_test
 // derives one generator per client per round, so a client's choices do not
 // depend on scheduling. What the server answers does, so a replay is a
 // strong hint, not an exact rerun.
+//
+// Two hazards of go-capnp v3.1.0-alpha.2's client side shape the clients
+// (they are not server bugs): Future.Client, asked twice for one field of an
+// answer that has not arrived, returns with the promise locked, so every
+// pipelined capability is taken once and kept (answer.capAt); and a call
+// queued on a local promise ignores its context while rpc.Conn.Close waits
+// for the listener handler waiting on it, so listeners never wait past
+// their context.
 
 import (
 	"context"
@@ -83,6 +93,9 @@ const (
 	stressGoroutineSlack    = 25
 )
 
+// Whatever random graph of pipelined calls clients send, and however its
+// guests misbehave, the server survives and answers a health call after
+// every round.
 func TestRandomPipelinedCallGraphsNeverKillTheServer(t *testing.T) {
 	plan := stressPlanFromEnv(t)
 	// A crash kills the test binary before t.Log output is shown, so the
@@ -201,6 +214,7 @@ func (s *stressRun) round(t *testing.T, n int, seed uint64) {
 
 	gen := rand.New(rand.NewPCG(seed, uint64(n)))
 	clients := 3 + gen.IntN(4)
+	t.Logf("round %d: %d clients", n, clients)
 	var wg sync.WaitGroup
 	for i := range clients {
 		c := &stressClient{
