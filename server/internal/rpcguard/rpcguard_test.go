@@ -539,7 +539,7 @@ func serveMinter(t *testing.T, lim rpcguard.Limits) schema.Gateway {
 // is never counted past what it holds.
 func TestAPeerHoardingCapabilitiesIsDisconnectedAtMaxExports(t *testing.T) {
 	const limit = 10
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard: under -race on a busy machine 10 s was too little
 	defer cancel()
 	mint := func(gw schema.Gateway) (schema.Workspace, error) {
 		f, release := gw.Login(ctx, nil)
