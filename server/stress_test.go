@@ -79,7 +79,7 @@ const (
 // Default lengths: make test must stay quick on a shared 2-core machine,
 // with and without -race.
 const (
-	defaultStressRounds = 12
+	defaultStressRounds = 8
 	shortStressRounds   = 4
 )
 
