@@ -9,6 +9,7 @@ import (
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server/internal/store"
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
 // BlueprintInfo describes an installed blueprint version.
@@ -35,6 +36,16 @@ func fillBlueprintInfo(dst schema.BlueprintInfo, bp store.Blueprint) error {
 		return err
 	}
 	return dst.SetDescription(bp.Description)
+}
+
+// compileOptions are how a blueprint of owner is compiled: a builtin (owner
+// "") is the operator's code and compiles in process; a user's goes
+// through the compile worker's limits.
+func compileOptions(owner string) []wasmhost.CompileOption {
+	if owner == "" {
+		return []wasmhost.CompileOption{wasmhost.Trusted()}
+	}
+	return nil
 }
 
 // InstallBuiltin installs b as a builtin blueprint, offered to every user. A
@@ -145,7 +156,7 @@ func (s *Server) install(ctx context.Context, bp store.Blueprint, replace bool) 
 	if err != nil {
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}
-	mod, err := s.rt.Compile(ctx, bp.Wasm)
+	mod, err := s.rt.Compile(ctx, bp.Wasm, compileOptions(bp.Owner)...)
 	done()
 	if err != nil {
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)

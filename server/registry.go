@@ -88,7 +88,7 @@ func (s *Server) compile(ctx context.Context, k blueprintKey, e *moduleEntry) er
 	if err != nil {
 		return fmt.Errorf("loading blueprint %s %s: %w", k.name, k.version, err)
 	}
-	mod, err := s.rt.Compile(ctx, bp.Wasm)
+	mod, err := s.rt.Compile(ctx, bp.Wasm, compileOptions(k.owner)...)
 	if err != nil {
 		return fmt.Errorf("blueprint %s %s: %w", k.name, k.version, err)
 	}

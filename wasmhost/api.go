@@ -181,6 +181,19 @@ func WithCompileLimits(cpu time.Duration, memory uint64) Option {
 	}
 }
 
+// CompileOption configures one Compile.
+type CompileOption func(*compileConfig)
+
+type compileConfig struct{ trusted bool }
+
+// Trusted marks a module as the operator's own, such as a builtin
+// blueprint shipped with the server: it is still checked against the module
+// limits, but compiled in this process rather than in the compile worker,
+// whose CPU and memory limits are for modules users upload. A server that
+// compiles its builtins at start then does not wait on worker processes
+// (slow when the machine is busy: the worker runs at a lower priority).
+func Trusted() CompileOption { return func(c *compileConfig) { c.trusted = true } }
+
 // GadgetOption configures one Gadget.
 type GadgetOption func(*gadgetConfig)
 

@@ -169,9 +169,13 @@ var (
 // Compile validates wasm as a gadget guest (it must be a wasip1 reactor that
 // exports the ABI in docs/ABI.md) and compiles it. The error says precisely
 // what is wrong. With WithCompileWorker, compiling happens in a child
-// process under its budgets, and ends when ctx does; Close cancels the
-// compiles in flight.
-func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
+// process under its budgets (unless the module is Trusted), and ends when
+// ctx does; Close cancels the compiles in flight.
+func (r *Runtime) Compile(ctx context.Context, wasm []byte, opts ...CompileOption) (*Module, error) {
+	var cc compileConfig
+	for _, o := range opts {
+		o(&cc)
+	}
 	ctx, done, err := r.compiles.begin(ctx)
 	if err != nil {
 		return nil, err
@@ -185,7 +189,7 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 	if err := wasmcheck.Check(wasm, wasmcheck.Limits(r.cfg.moduleLimits)); err != nil {
 		return nil, fmt.Errorf("invalid WebAssembly module: %w", err)
 	}
-	if r.cfg.compileWorker != nil {
+	if r.cfg.compileWorker != nil && !cc.trusted {
 		// The worker leaves the code in the cache, where the compile below
 		// finds it.
 		if err := r.compileInWorker(ctx, wasm); err != nil {
