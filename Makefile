@@ -29,7 +29,10 @@ RACE ?= 1
 # -count=1: some tests build and run binaries (interop builds cmd/gadgetd and a
 # C++ client); go test cannot see those inputs, so a cached "ok" could hide a
 # regression. Builds stay cached; only test results are not reused.
-TESTFLAGS ?= -count=1 -timeout 10m
+# -timeout is per package: the server and wasmhost packages compile many
+# guests, which under -race on a busy 2-core machine took 10 minutes each;
+# a hung test still ends the run, with its stack.
+TESTFLAGS ?= -count=1 -timeout 25m
 # Extra Debian packages for browser tests (chromium); see scripts/deps.sh.
 DEPS_FLAGS ?=
 TEST_JSON := bin/test-results.json
