@@ -224,7 +224,7 @@ func (s *stressRun) round(t *testing.T, n int, seed uint64) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.run(t)
+			c.run()
 		}()
 	}
 	finished := make(chan struct{})
@@ -478,7 +478,6 @@ type stressClient struct {
 	rng   *rand.Rand
 
 	ctx      context.Context
-	conn     *client.Conn
 	nodes    []node
 	answers  []*answer     // every call's answer, to pipeline onto its fields
 	pending  []pendingCall // calls whose answer the program has not read
@@ -520,7 +519,7 @@ func (a *answer) capAt(path ...uint16) capnp.Client {
 	return c
 }
 
-func (c *stressClient) run(t *testing.T) {
+func (c *stressClient) run() {
 	ctx, cancel := context.WithTimeout(context.Background(), stressClientLife)
 	defer cancel()
 	c.ctx, c.done = ctx, make(chan struct{})
@@ -529,7 +528,6 @@ func (c *stressClient) run(t *testing.T) {
 		c.round.run.tally.add("dial", err)
 		return
 	}
-	c.conn = conn
 	defer conn.Close()
 
 	// Some clients give up on everything at a random moment; some hang up.
