@@ -163,18 +163,7 @@ func (u *blueprintUpload) Finish(ctx context.Context, call schema.BlueprintUploa
 	}
 	call.Go() // compiling takes a while
 	installed, err := u.w.installFrom(ctx, in)
-	if err != nil {
-		return err
-	}
-	res, err := call.AllocResults()
-	if err != nil {
-		return err
-	}
-	info, err := res.NewInfo()
-	if err != nil {
-		return err
-	}
-	return fillBlueprintInfo(info, installed)
+	return answerInstall(call.AllocResults, installed, err)
 }
 
 // Shutdown abandons an upload nobody holds any more.
@@ -184,6 +173,25 @@ func (u *blueprintUpload) Shutdown() {
 	if u.err == nil {
 		u.fail(errUploadClosed)
 	}
+}
+
+// answerInstall answers installBlueprint or BlueprintUpload.finish with
+// the blueprint installed, or fails with err.
+func answerInstall[R interface {
+	NewInfo() (schema.BlueprintInfo, error)
+}](alloc func() (R, error), installed store.Blueprint, err error) error {
+	if err != nil {
+		return err
+	}
+	res, err := alloc()
+	if err != nil {
+		return err
+	}
+	info, err := res.NewInfo()
+	if err != nil {
+		return err
+	}
+	return fillBlueprintInfo(info, installed)
 }
 
 // installFrom validates and installs a bundle for the workspace's user.

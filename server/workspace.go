@@ -45,18 +45,7 @@ func (w *workspace) InstallBlueprint(ctx context.Context, call schema.Workspace_
 	// Compiling takes a while; let this user's other calls proceed.
 	call.Go()
 	installed, err := w.installFrom(ctx, in)
-	if err != nil {
-		return err
-	}
-	res, err := call.AllocResults()
-	if err != nil {
-		return err
-	}
-	info, err := res.NewInfo()
-	if err != nil {
-		return err
-	}
-	return fillBlueprintInfo(info, installed)
+	return answerInstall(call.AllocResults, installed, err)
 }
 
 func (w *workspace) Create(ctx context.Context, call schema.Workspace_create) error {
