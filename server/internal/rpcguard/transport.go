@@ -36,6 +36,11 @@ package rpcguard
 // A bound hit by the server's own outgoing message ends the connection
 // through abort, as one hit by the peer's does through the reader.
 //
+// Backpressure: the reader reads the next message only when no write is in
+// progress. A peer that stops reading blocks the server's writes, and then
+// its own calls stay in the socket instead of producing answers that pile
+// up in rpc.Conn's unbounded send queue.
+//
 // Deadlines: every read of a message's first byte waits at most IdleTimeout;
 // once a message has started, all of it must arrive within MessageTimeout
 // (slow-loris); every write must finish within WriteTimeout (a peer that does
@@ -224,6 +229,7 @@ const readAhead = 16
 // Transport is a transport.Transport over a net.Conn that enforces Limits.
 type Transport struct {
 	inner         transport.Transport
+	codec         *codec
 	lim           Limits
 	start         sync.Once
 	authenticated atomic.Bool
@@ -283,7 +289,8 @@ func NewTransport(conn net.Conn, lim Limits) *Transport {
 		rejected: make(map[uint32]struct{}),
 		exports:  newExportTable(),
 	}
-	t.inner = transport.New(newCodec(conn, lim, t.budget))
+	t.codec = newCodec(conn, lim, t.budget)
+	t.inner = transport.New(t.codec)
 	t.cond = sync.NewCond(&t.mu)
 	return t
 }
@@ -426,6 +433,10 @@ func (t *Transport) read() {
 		if stop {
 			return
 		}
+		// A peer that does not read what the server writes gets nothing
+		// more read from it: otherwise it could keep sending calls whose
+		// answers pile up unsent in rpc.Conn's queue.
+		t.codec.awaitWrites()
 		in, err := t.inner.RecvMessage()
 		if err == nil {
 			err = t.file(in)
