@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/examples/counter/countertest"
@@ -16,7 +18,9 @@ import (
 // a few at a time.
 func TestAClientThatReleasesWhatItGetsIsNeverCutOffByTheExportBound(t *testing.T) {
 	h := start(t, t.TempDir(), server.WithMaxExports(20))
-	ctx := testCtx(t)
+	// 300 calls under -race beside a CPU hog took over 30 s: a hang guard.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	ws := h.login(t, h.token("alice"))
 	_, id := create(t, ws, "counter")
 	for i := range 100 {
