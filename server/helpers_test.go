@@ -135,8 +135,11 @@ func (h *harness) loginPipelined(t testing.TB, token string) schema.Workspace {
 	return ws
 }
 
+// testCtx bounds a test's calls. It is a hang guard, not a speed limit:
+// under -race beside another CPU-heavy process, 30 s was too little for
+// tests that make a few hundred calls or compile guests.
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
