@@ -9,6 +9,7 @@ package rpcguard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/rpc"
+	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 )
 
 // DefaultMaxConns is the connection limit when none is configured.
@@ -34,7 +36,10 @@ type Server struct {
 	closed    bool
 	listeners map[net.Listener]struct{}
 	conns     map[*rpc.Conn]struct{}
-	wg        sync.WaitGroup // one per live connection
+
+	strangersMu sync.Mutex     // not mu: a login may end a stranger's count from inside start
+	strangers   map[string]int // host -> its connections not yet authenticated
+	wg          sync.WaitGroup // one per live connection
 }
 
 // Bootstrap returns the capability a new connection bootstraps. It is the
@@ -78,6 +83,7 @@ func NewServer(bootstrap Bootstrap, maxConns int, lim Limits, logger *slog.Logge
 		logger:    logger,
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*rpc.Conn]struct{}),
+		strangers: make(map[string]int),
 	}
 }
 
@@ -128,17 +134,37 @@ func isTemporary(err error) bool {
 // start runs one connection, or closes it at once when the server is full:
 // a refused peer learns immediately instead of hanging in the backlog.
 func (s *Server) start(nc net.Conn) {
+	host := hostOf(nc.RemoteAddr())
 	s.mu.Lock()
-	if s.closed || len(s.conns) >= s.maxConns {
-		full := !s.closed
+	switch {
+	case s.closed:
 		s.mu.Unlock()
-		if full {
-			s.logger.Warn("capnp connection refused: connection limit reached", "remote", nc.RemoteAddr(), "limit", s.maxConns)
-		}
 		nc.Close()
 		return
+	case len(s.conns) >= s.maxConns:
+		s.mu.Unlock()
+		s.logger.Warn("capnp connection refused: connection limit reached", "remote", nc.RemoteAddr(), "limit", s.maxConns)
+		refuse(nc, "server busy: it serves its maximum number of connections; try again later")
+		return
+	case !s.admitStranger(host):
+		s.mu.Unlock()
+		s.logger.Warn("capnp connection refused: too many connections from one address that have not logged in", "remote", nc.RemoteAddr(), "limit", s.lim.Unauthenticated.MaxPerAddress)
+		refuse(nc, fmt.Sprintf("too many connections from %s have not logged in yet (the limit is %d)", host, s.lim.Unauthenticated.MaxPerAddress))
+		return
+	}
+	stranger := true // guarded by strangersMu: this connection still counts against host
+	welcome := func() {
+		s.strangersMu.Lock()
+		defer s.strangersMu.Unlock()
+		if stranger {
+			stranger = false
+			if s.strangers[host]--; s.strangers[host] == 0 {
+				delete(s.strangers, host)
+			}
+		}
 	}
 	t := NewTransport(nc, s.lim)
+	t.onAuth = welcome
 	conn := rpc.NewConn(t, &rpc.Options{
 		BootstrapClient: s.bootstrap(&Peer{t: t, remote: nc.RemoteAddr()}),
 		Logger:          connLogger{s.logger.With("remote", nc.RemoteAddr().String())},
@@ -150,10 +176,56 @@ func (s *Server) start(nc net.Conn) {
 	go func() {
 		defer s.wg.Done()
 		<-conn.Done()
+		welcome()
 		s.mu.Lock()
 		delete(s.conns, conn)
 		s.mu.Unlock()
 	}()
+}
+
+// admitStranger counts one more unauthenticated connection from host, unless
+// host already has its maximum.
+func (s *Server) admitStranger(host string) bool {
+	s.strangersMu.Lock()
+	defer s.strangersMu.Unlock()
+	if s.strangers[host] >= s.lim.Unauthenticated.MaxPerAddress {
+		return false
+	}
+	s.strangers[host]++
+	return true
+}
+
+// hostOf is the host part of addr, which connections from one machine share.
+func hostOf(addr net.Addr) string {
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	return host
+}
+
+// refuse tells a peer the server will not serve it, with an Abort it can
+// show its user, and closes the connection.
+func refuse(nc net.Conn, reason string) {
+	defer nc.Close()
+	msg, seg, err := capnp.NewMessage(capnp.SingleSegment(nil))
+	if err != nil {
+		return
+	}
+	m, err := rpccp.NewRootMessage(seg)
+	if err != nil {
+		return
+	}
+	ex, err := m.NewAbort()
+	if err != nil {
+		return
+	}
+	ex.SetType(rpccp.Exception_Type_overloaded)
+	if ex.SetReason(reason) != nil {
+		return
+	}
+	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	capnp.NewEncoder(nc).Encode(msg)
 }
 
 // connLogger is the rpc.Logger of one connection. Every line names the peer,

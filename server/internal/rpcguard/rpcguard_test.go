@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -399,10 +398,9 @@ func TestConnectionLimitRefusesExtraConnectionsAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	extra := dialRaw(t, addr)
-	extra.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := extra.conn.Read(make([]byte, 1)); err != io.EOF {
-		t.Fatalf("a connection past the limit read %v, want EOF", err)
+	// A connection past the limit is told why, and closed.
+	if reason := dialRaw(t, addr).abortReason(5 * time.Second); !strings.Contains(reason, "server busy") {
+		t.Fatalf("a connection past the limit got abort reason %q, want one saying the server is busy", reason)
 	}
 	if _, err := countertest.Increment(ctx, first); err != nil {
 		t.Fatalf("an admitted client stopped being served: %v", err)
@@ -635,4 +633,77 @@ func TestInFlightBytesAreBoundedAndTheConnectionRecovers(t *testing.T) {
 	if err := bigIncrement(); err != nil {
 		t.Fatalf("after the burst: %v", err)
 	}
+}
+
+// A peer that keeps talking but never authenticates loses its connection at
+// the login deadline: idle timeouts alone let 1024 such peers, each sending
+// a message every few seconds, lock every user out.
+func TestAStrangerThatNeverLogsInIsDisconnectedAtItsLoginDeadline(t *testing.T) {
+	addr := serveStrangers(t, &plaincounter.Counter{}, rpcguard.Limits{
+		Unauthenticated: rpcguard.Budget{LoginTimeout: 500 * time.Millisecond},
+	})
+	chatty := dialRaw(t, addr)
+	done := make(chan string, 1)
+	go func() { done <- chatty.abortReason(10 * time.Second) }()
+	for i := uint32(0); ; i++ {
+		select {
+		case reason := <-done:
+			if !strings.Contains(reason, "did not log in within") {
+				t.Fatalf("abort reason %q does not name the login deadline", reason)
+			}
+			requireServesOthers(t, addr)
+			return
+		case <-time.After(100 * time.Millisecond):
+			chatty.bootstrap(i) // never idle
+		}
+	}
+}
+
+// One address may hold only so many connections that have not logged in:
+// past it a new one is refused with a reason, while connections that did
+// authenticate do not count.
+func TestStrangersFromOneAddressAreBounded(t *testing.T) {
+	const limit = 3
+	lim := rpcguard.Limits{Unauthenticated: rpcguard.Budget{MaxPerAddress: limit}}
+	strangers := serveStrangers(t, &plaincounter.Counter{}, lim)
+	var held []*rawPeer
+	for range limit {
+		p := dialRaw(t, strangers)
+		p.bootstrap(0)
+		held = append(held, p)
+	}
+	// The server counts a connection when it accepts it; one more is refused.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		reason := dialRaw(t, strangers).abortReason(5 * time.Second)
+		if strings.Contains(reason, "have not logged in yet (the limit is 3)") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a connection past the limit got abort reason %q", reason)
+		}
+	}
+	// A stranger that leaves makes room.
+	held[0].conn.Close()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		p := dialRaw(t, strangers)
+		p.bootstrap(0)
+		p.conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		msg, err := p.dec.Decode()
+		if err == nil {
+			if m, _ := rpccp.ReadRootMessage(msg); m.Which() == rpccp.Message_Which_return {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no room for a new stranger after one left: %v", err)
+		}
+	}
+
+	// Peers that authenticate at once never count.
+	members, _ := serve(t, &plaincounter.Counter{}, 0, lim)
+	for range 2 * limit {
+		dialCounter(t, members)
+	}
+	requireServesOthers(t, members)
 }

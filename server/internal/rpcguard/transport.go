@@ -116,6 +116,14 @@ type Budget struct {
 	MaxInFlightBytes uint64
 	// IdleTimeout is how long the connection may sit between messages.
 	IdleTimeout time.Duration
+	// LoginTimeout is how long a connection may go on without
+	// authenticating at all; a peer that keeps talking but never logs in
+	// would otherwise hold a connection slot for good.
+	LoginTimeout time.Duration
+	// MaxPerAddress bounds a listener's connections from one network
+	// address that have not authenticated yet, so one host cannot take
+	// every slot.
+	MaxPerAddress int
 }
 
 // DefaultLimits returns the limits a server uses when nothing is configured.
@@ -136,6 +144,8 @@ func DefaultLimits() Limits {
 			MaxInFlight:      8,
 			MaxInFlightBytes: 256 << 10,
 			IdleTimeout:      time.Minute,
+			LoginTimeout:     time.Minute,
+			MaxPerAddress:    64,
 		},
 	}
 }
@@ -186,6 +196,12 @@ func (l Limits) withDefaults() Limits {
 	if u.IdleTimeout == 0 {
 		u.IdleTimeout = min(du.IdleTimeout, l.IdleTimeout)
 	}
+	if u.LoginTimeout == 0 {
+		u.LoginTimeout = du.LoginTimeout
+	}
+	if u.MaxPerAddress == 0 {
+		u.MaxPerAddress = du.MaxPerAddress
+	}
 	return l
 }
 
@@ -230,6 +246,9 @@ const readAhead = 16
 type Transport struct {
 	inner         transport.Transport
 	codec         *codec
+	loginBy       time.Time // when an unauthenticated peer is out of time
+	onAuth        func()    // run once by the first Authenticated, if set
+	authOnce      sync.Once
 	lim           Limits
 	start         sync.Once
 	authenticated atomic.Bool
@@ -285,6 +304,7 @@ func NewTransport(conn net.Conn, lim Limits) *Transport {
 	lim = lim.withDefaults()
 	t := &Transport{
 		lim:      lim,
+		loginBy:  time.Now().Add(lim.Unauthenticated.LoginTimeout),
 		answers:  make(map[uint32]answer),
 		rejected: make(map[uint32]struct{}),
 		exports:  newExportTable(),
@@ -298,14 +318,33 @@ func NewTransport(conn net.Conn, lim Limits) *Transport {
 // Authenticated lifts the peer from Limits.Unauthenticated to the full
 // Limits, from the next message on. The server calls it once the peer has
 // proved who it is (a successful login).
-func (t *Transport) Authenticated() { t.authenticated.Store(true) }
+func (t *Transport) Authenticated() {
+	t.authenticated.Store(true)
+	t.authOnce.Do(func() {
+		if t.onAuth != nil {
+			t.onAuth()
+		}
+	})
+}
 
-// budget is what the peer may make the server hold now.
+// budget is what the peer may make the server hold now. A stranger's idle
+// time also ends at its login deadline.
 func (t *Transport) budget() Budget {
 	if t.authenticated.Load() {
 		return t.lim.authenticated()
 	}
-	return t.lim.Unauthenticated
+	b := t.lim.Unauthenticated
+	b.IdleTimeout = max(min(b.IdleTimeout, time.Until(t.loginBy)), time.Nanosecond)
+	return b
+}
+
+// checkLoginDeadline fails a peer that is still a stranger past its login
+// deadline, however busy it keeps the connection.
+func (t *Transport) checkLoginDeadline() error {
+	if !t.authenticated.Load() && time.Now().After(t.loginBy) {
+		return fmt.Errorf("%w: the connection did not log in within %v", ErrLimit, t.lim.Unauthenticated.LoginTimeout)
+	}
+	return nil
 }
 
 // NewMessage allocates an outgoing message; sending a Return through it
@@ -439,7 +478,14 @@ func (t *Transport) read() {
 		t.codec.awaitWrites()
 		in, err := t.inner.RecvMessage()
 		if err == nil {
+			if err = t.checkLoginDeadline(); err != nil {
+				in.Release()
+			}
+		}
+		if err == nil {
 			err = t.file(in)
+		} else if lerr := t.checkLoginDeadline(); lerr != nil && errors.Is(err, ErrLimit) {
+			err = lerr // the idle timeout that ended it was the login deadline
 		}
 		if err != nil {
 			t.mu.Lock()
