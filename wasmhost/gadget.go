@@ -262,13 +262,16 @@ func (g *Gadget) reopen(o *guestObject) error {
 // reopenDelivery builds the Guest.open call that reopens session o. then is
 // the call that waits for it, if it is to run next.
 func (g *Gadget) reopenDelivery(o *guestObject, then *delivery) (*delivery, error) {
+	// Copy under o.mu: Shutdown, when a client drops the session meanwhile,
+	// releases openParams under it (a race the stress test found).
 	o.mu.Lock()
 	params := o.openParams
-	o.mu.Unlock()
 	if !params.IsValid() {
+		o.mu.Unlock()
 		return nil, fmt.Errorf("%s: %w", g.cfg.name, ErrRestarted)
 	}
 	p, err := copyStruct(params)
+	o.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
