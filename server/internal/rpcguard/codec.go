@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"capnproto.org/go/capnp/v3"
@@ -30,6 +31,7 @@ type codec struct {
 	conn   net.Conn
 	lim    Limits
 	budget func() Budget // what the peer has earned so far
+	recv   *recvBudget   // shared by a Server's connections; nil: unbounded
 	reader deadlineReader
 
 	mu  sync.Mutex
@@ -51,7 +53,7 @@ func (c *codec) Decode() (*capnp.Message, error) {
 	}
 	// The size limit is read once the message has started: a login that
 	// succeeded while the reader waited lifts it for the very next message.
-	buf, err := readFrame(&c.reader, func() uint64 { return c.budget().MaxMessageSize })
+	buf, err := readFrame(&c.reader, func() uint64 { return c.budget().MaxMessageSize }, c.recv)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -63,8 +65,9 @@ func (c *codec) Decode() (*capnp.Message, error) {
 }
 
 // readFrame reads one framed message from r, of at most the bytes limit
-// returns once the message's first word has arrived.
-func readFrame(r io.Reader, limit func() uint64) ([]byte, error) {
+// returns once the message's first word has arrived. The body's bytes are
+// taken from recv as they arrive and given back once the message is whole.
+func readFrame(r io.Reader, limit func() uint64, recv *recvBudget) ([]byte, error) {
 	buf := make([]byte, 8, 64)
 	if _, err := io.ReadFull(r, buf[:4]); err != nil {
 		return nil, err
@@ -85,8 +88,14 @@ func readFrame(r io.Reader, limit func() uint64) ([]byte, error) {
 	if max := limit(); total > max {
 		return nil, fmt.Errorf("%w: message of %d bytes; the limit is %d", ErrLimit, total, max)
 	}
+	taken := 0
+	defer func() { recv.give(taken) }()
 	for uint64(len(buf)) < total {
 		n := int(min(total-uint64(len(buf)), readChunk))
+		if !recv.take(n) {
+			return nil, fmt.Errorf("%w: the server is already receiving %d MiB of unfinished messages; send this one later", ErrLimit, recv.max>>20)
+		}
+		taken += n
 		buf = slices.Grow(buf, n)
 		if _, err := io.ReadFull(r, buf[len(buf):len(buf)+n]); err != nil {
 			return nil, err
@@ -94,6 +103,31 @@ func readFrame(r io.Reader, limit func() uint64) ([]byte, error) {
 		buf = buf[:len(buf)+n]
 	}
 	return buf, nil
+}
+
+// recvBudget bounds the bytes of messages still arriving on all of a
+// Server's connections: each one alone is within its message limit, but
+// many peers each part-way through a large message would add up.
+type recvBudget struct {
+	max  int64
+	used atomic.Int64
+}
+
+func (b *recvBudget) take(n int) bool {
+	if b == nil {
+		return true
+	}
+	if b.used.Add(int64(n)) > b.max {
+		b.used.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+func (b *recvBudget) give(n int) {
+	if b != nil {
+		b.used.Add(-int64(n))
+	}
 }
 
 func (c *codec) Encode(m *capnp.Message) error {

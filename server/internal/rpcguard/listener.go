@@ -37,6 +37,7 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*rpc.Conn]struct{}
 
+	recv        *recvBudget    // bytes of messages arriving on all connections
 	strangersMu sync.Mutex     // not mu: a login may end a stranger's count from inside start
 	strangers   map[string]int // host -> its connections not yet authenticated
 	wg          sync.WaitGroup // one per live connection
@@ -76,9 +77,11 @@ func NewServer(bootstrap Bootstrap, maxConns int, lim Limits, logger *slog.Logge
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	lim = lim.withDefaults()
 	return &Server{
 		bootstrap: bootstrap,
-		lim:       lim.withDefaults(),
+		lim:       lim,
+		recv:      &recvBudget{max: int64(lim.MaxReceiving)},
 		maxConns:  maxConns,
 		logger:    logger,
 		listeners: make(map[net.Listener]struct{}),
@@ -165,6 +168,7 @@ func (s *Server) start(nc net.Conn) {
 	}
 	t := NewTransport(nc, s.lim)
 	t.onAuth = welcome
+	t.codec.recv = s.recv
 	conn := rpc.NewConn(t, &rpc.Options{
 		BootstrapClient: s.bootstrap(&Peer{t: t, remote: nc.RemoteAddr()}),
 		Logger:          connLogger{s.logger.With("remote", nc.RemoteAddr().String())},

@@ -707,3 +707,46 @@ func TestStrangersFromOneAddressAreBounded(t *testing.T) {
 	}
 	requireServesOthers(t, members)
 }
+
+// Many peers, each part-way through a message within its own limit, add
+// up: the bytes still arriving on all connections are bounded together.
+// (An outside tester grew a server by 5.3 GB with 300 logged-in
+// connections, each holding 8.8 MiB of a 8.9 MiB message.)
+func TestMessagesStillArrivingAreBoundedAcrossConnections(t *testing.T) {
+	addr, _ := serve(t, &plaincounter.Counter{}, 0, rpcguard.Limits{
+		MaxMessageSize: 1 << 20,
+		MaxReceiving:   3 << 20,
+	})
+	// Each peer announces a 900 KiB message and sends 800 KiB of it.
+	startMessage := func() *rawPeer {
+		p := dialRaw(t, addr)
+		var hdr [8]byte
+		binary.LittleEndian.PutUint32(hdr[4:], (900<<10)/8)
+		if _, err := p.conn.Write(hdr[:]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.conn.Write(make([]byte, 800<<10)); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var refused *rawPeer
+	for i := 0; i < 8 && refused == nil; i++ {
+		p := startMessage()
+		p.conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if msg, err := p.dec.Decode(); err == nil {
+			if m, _ := rpccp.ReadRootMessage(msg); m.Which() == rpccp.Message_Which_abort {
+				ex, _ := m.Abort()
+				reason, _ := ex.Reason()
+				if !strings.Contains(reason, "unfinished messages") {
+					t.Fatalf("peer %d aborted with %q", i, reason)
+				}
+				refused = p
+			}
+		}
+	}
+	if refused == nil {
+		t.Fatalf("8 peers holding 800 KiB each passed a 3 MiB bound")
+	}
+	requireServesOthers(t, addr)
+}

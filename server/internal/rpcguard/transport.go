@@ -98,6 +98,11 @@ type Limits struct {
 	// WriteTimeout bounds each outgoing message write.
 	WriteTimeout time.Duration
 
+	// MaxReceiving bounds the bytes of messages still arriving on all of a
+	// Server's connections together (a Transport alone does not bound it).
+	// A message that would take them past it closes its connection.
+	MaxReceiving uint64
+
 	// Unauthenticated is the budget of a peer until it proves who it is
 	// (Peer.Authenticated); the fields above apply from then on. Every
 	// bound scales with what the peer has proved: a stranger may send only
@@ -139,6 +144,7 @@ func DefaultLimits() Limits {
 		IdleTimeout:      10 * time.Minute,
 		MessageTimeout:   30 * time.Second,
 		WriteTimeout:     30 * time.Second,
+		MaxReceiving:     256 << 20,
 		Unauthenticated: Budget{
 			MaxMessageSize:   64 << 10,
 			MaxInFlight:      8,
@@ -182,6 +188,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.WriteTimeout == 0 {
 		l.WriteTimeout = d.WriteTimeout
+	}
+	if l.MaxReceiving == 0 {
+		l.MaxReceiving = max(d.MaxReceiving, 2*l.MaxMessageSize)
 	}
 	u, du := &l.Unauthenticated, d.Unauthenticated
 	if u.MaxMessageSize == 0 {
