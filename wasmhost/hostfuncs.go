@@ -94,7 +94,8 @@ func take(ctx context.Context, mod api.Module, stack []uint64) {
 }
 
 // release(index): the guest drops host import index. Unknown indices are
-// ignored: releasing is idempotent.
+// ignored: releasing is idempotent. No call can name the index from here
+// on, but the answer the guest is producing still may (instance.released).
 func release(ctx context.Context, mod api.Module, stack []uint64) {
 	inst := instanceOf(ctx)
 	index := uint32(stack[0])
@@ -103,7 +104,10 @@ func release(ctx context.Context, mod api.Module, stack []uint64) {
 	}
 	if e, ok := inst.imports[index]; ok {
 		delete(inst.imports, index)
-		e.client.Release()
+		if inst.released == nil {
+			inst.released = map[uint32]importEntry{}
+		}
+		inst.released[index] = e
 	}
 }
 

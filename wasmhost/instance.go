@@ -46,6 +46,13 @@ type instance struct {
 
 	imports    map[uint32]importEntry // host import index -> capability
 	nextImport uint32
+	// released holds imports the guest released during the current
+	// delivery: calls can no longer name them, but that delivery's answer
+	// still may. The Go SDK releases a call's params before the host reads
+	// the answer, so a capability handed back in the same call's results
+	// would otherwise arrive dead. deliver drops them once it has the
+	// answer.
+	released map[uint32]importEntry
 
 	ctx      context.Context // the current top-level call's, with deadline
 	outbound []*outboundCall
@@ -217,6 +224,7 @@ func (inst *instance) deliver(d *delivery) (capnp.Struct, error) {
 	if err != nil {
 		return capnp.Struct{}, err
 	}
+	defer inst.dropReleased()
 	out, err := inst.invoke(b)
 	if err != nil {
 		return capnp.Struct{}, err
@@ -361,6 +369,9 @@ func (inst *instance) resolve(ref frame.Ref) (capnp.Client, error) {
 	case frame.Host:
 		e, ok := inst.imports[ref.Index]
 		if !ok {
+			e, ok = inst.released[ref.Index]
+		}
+		if !ok {
 			return capnp.Client{}, fmt.Errorf("unknown host capability index %d (never granted, or already released)", ref.Index)
 		}
 		return e.client.AddRef(), nil
@@ -376,8 +387,10 @@ func (inst *instance) describe(trusted bool) func(capnp.Client) (frame.Ref, erro
 		if o, ok := guestObjectOf(c); ok && o.g == inst.g && (o.ref.gen == inst.gen || o.ref.index == 0) {
 			return frame.Ref{Kind: frame.Guest, Index: o.ref.index}, nil
 		}
-		if len(inst.imports) >= inst.g.rt.cfg.maxImports {
-			return frame.Ref{}, fmt.Errorf("%s holds %d host capabilities, the limit", inst.g.cfg.name, len(inst.imports))
+		// Released imports count until their delivery ends: a guest
+		// releasing in a loop within one call must not grow them unbounded.
+		if held := len(inst.imports) + len(inst.released); held >= inst.g.rt.cfg.maxImports {
+			return frame.Ref{}, fmt.Errorf("%s holds %d host capabilities, the limit", inst.g.cfg.name, held)
 		}
 		i := inst.nextImport
 		inst.nextImport++
@@ -482,6 +495,15 @@ func (inst *instance) releaseImports() {
 	for i, e := range inst.imports {
 		e.client.Release()
 		delete(inst.imports, i)
+	}
+	inst.dropReleased()
+}
+
+// dropReleased lets go of the imports the guest released.
+func (inst *instance) dropReleased() {
+	for i, e := range inst.released {
+		e.client.Release()
+		delete(inst.released, i)
 	}
 }
 

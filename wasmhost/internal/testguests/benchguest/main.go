@@ -1,5 +1,6 @@
 // Command benchguest is a guest for the wasmhost benchmarks: the cheapest
-// possible call, a loop of guest-to-host calls, and a crash.
+// possible call, a loop of guest-to-host calls, a crash, and an echo of a
+// capability.
 package main
 
 import (
@@ -46,4 +47,12 @@ func (bench) HostCalls(ctx context.Context, call benchpb.Bench_hostCalls) error 
 
 func (bench) Crash(context.Context, benchpb.Bench_crash) error {
 	panic(errors.New("crash requested"))
+}
+
+func (bench) Echo(ctx context.Context, call benchpb.Bench_echo) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetCap(call.Args().Cap().AddRef())
 }

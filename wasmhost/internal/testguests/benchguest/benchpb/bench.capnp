@@ -15,4 +15,8 @@ interface Bench {
 
   crash @2 () -> ();
   # Panics, killing the instance.
+
+  echo @3 (cap :Capability) -> (cap :Capability);
+  # Answers with the capability it was given: a parameter capability handed
+  # back in the same call's results.
 }

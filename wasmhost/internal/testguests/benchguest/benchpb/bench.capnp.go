@@ -76,6 +76,26 @@ func (c Bench) Crash(ctx context.Context, params func(Bench_crash_Params) error)
 
 }
 
+func (c Bench) Echo(ctx context.Context, params func(Bench_echo_Params) error) (Bench_echo_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xa99c71b3edbdb39d,
+			MethodID:      3,
+			InterfaceName: "bench.capnp:Bench",
+			MethodName:    "echo",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Bench_echo_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Bench_echo_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Bench) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -154,6 +174,8 @@ type Bench_Server interface {
 	HostCalls(context.Context, Bench_hostCalls) error
 
 	Crash(context.Context, Bench_crash) error
+
+	Echo(context.Context, Bench_echo) error
 }
 
 // Bench_NewServer creates a new Server from an implementation of Bench_Server.
@@ -172,7 +194,7 @@ func Bench_ServerToClient(s Bench_Server) Bench {
 // This can be used to create a more complicated Server.
 func Bench_Methods(methods []server.Method, s Bench_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 3)
+		methods = make([]server.Method, 0, 4)
 	}
 
 	methods = append(methods, server.Method{
@@ -208,6 +230,18 @@ func Bench_Methods(methods []server.Method, s Bench_Server) []server.Method {
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Crash(ctx, Bench_crash{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xa99c71b3edbdb39d,
+			MethodID:      3,
+			InterfaceName: "bench.capnp:Bench",
+			MethodName:    "echo",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Echo(ctx, Bench_echo{call})
 		},
 	})
 
@@ -263,6 +297,23 @@ func (c Bench_crash) Args() Bench_crash_Params {
 func (c Bench_crash) AllocResults() (Bench_crash_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
 	return Bench_crash_Results(r), err
+}
+
+// Bench_echo holds the state for a server call to Bench.echo.
+// See server.Call for documentation.
+type Bench_echo struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Bench_echo) Args() Bench_echo_Params {
+	return Bench_echo_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Bench_echo) AllocResults() (Bench_echo_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Bench_echo_Results(r), err
 }
 
 // Bench_List is a list of Bench.
@@ -671,40 +722,217 @@ func (f Bench_crash_Results_Future) Struct() (Bench_crash_Results, error) {
 	return Bench_crash_Results(p.Struct()), err
 }
 
-const schema_9d3cd436dd3f3602 = "x\xdal\x901\x8b\x13A\x1c\xc5\xdf\x9b\x9dsR\xdc" +
-	"zN\xd6\xe6\x1498\"\x82\x88wg\xf0PQv" +
-	"UT\xd0f7\x88X\xba\x86\x83-\xf66\xf1&~" +
-	"\x87+\xb4\xd0\xda|\x80X\x89\xc1\xc2\"\xb5\x85\xa8\x08" +
-	"6\x166\x82\xa0E\x10-S8\xb2\x91\xdd\x8d!\xe5" +
-	"\xcc{\xbc\xf7{\xffC\xef\x03\xb9\xe5~p \xa2S" +
-	"K\x07\xac\xfb\"}$o%O\xa0\xeb\x04\xa4\x02\x9a" +
-	"\xef\xb8NH\xdb\x1f\x8e\xc6\xc3\x07\xcf\x06\xd0\xcb\x8e\x15" +
-	"\xdb\xfe\x97\xedO\x17\xfb\x00\xbdW|\xea\x8d\xa8\x00\xef" +
-	"5\xdfxg\x85\x02\xecJ\xf3\xfa\xc6\xe0\xce\xa5\xe7U" +
-	"\x8cwLL \xed\x8d\xc1\xed\xbb\xfb\x8f\xdf\xce\x08M" +
-	"\x0a\x91\xe7o\xae\x1fU\xab\xe7\xf6?#\xaa\xb3\x90\xbe" +
-	"\xf1\x08AoL\x1f\xb4\x1b?N\xa4\x1f\x0f\xfe\xfc:" +
-	"\x93\xe9\x8a\xdf\x90\x7f^\x8a{\x97\xfb7\xbfW\xdf\xbf" +
-	"8\xc1\xa6\xbd\xbf\x93\xb5\x93\xd3\xed\xd8\xe9f\xdd\x0bW" +
-	"\xa6\x8f\xa4czW\xe345\x8d\xd6\x8ey\xa8\xd2\x9e" +
-	")],\\LB2Zv\x96\x80\xb2\x92(:\xa2" +
-	"\x93\x10\xfa\x9a\"K^\x16'\xd3\xe7[\x10zKQ" +
-	"\x94\xf3Y\xcc\xd5\xc7\xcf@\xe8U\xb5\x92u:\xdd\x80" +
-	"\xb6\x00\x01M\xc0\xb5\xf6^l\x92\x80!Y\xe2\x88\x0a" +
-	"z\xaa6\xfc0\xde\x8bw+^5o\xc8\x17\xa5=" +
-	"\x83\xc2\xb0hu\x9e\xe1\xec\x9aH:\x12\x90\x04\xb4[" +
-	"\x07\xa2\x9a\xc3\xe8\xb0 3\xd6 X\xc3B\x8c\x9c\xbc" +
-	"\x11\xae\xfdO1\xaf\xb7\xfc\x7f\x14\x7f\x03\x00\x00\xff\xff" +
-	"\xbc\x18\xad\xc9"
+type Bench_echo_Params capnp.Struct
+
+// Bench_echo_Params_TypeID is the unique identifier for the type Bench_echo_Params.
+const Bench_echo_Params_TypeID = 0xc938b8e8ed99c80b
+
+func NewBench_echo_Params(s *capnp.Segment) (Bench_echo_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Bench_echo_Params(st), err
+}
+
+func NewRootBench_echo_Params(s *capnp.Segment) (Bench_echo_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Bench_echo_Params(st), err
+}
+
+func ReadRootBench_echo_Params(msg *capnp.Message) (Bench_echo_Params, error) {
+	root, err := msg.Root()
+	return Bench_echo_Params(root.Struct()), err
+}
+
+func (s Bench_echo_Params) String() string {
+	str, _ := text.Marshal(0xc938b8e8ed99c80b, capnp.Struct(s))
+	return str
+}
+
+func (s Bench_echo_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Bench_echo_Params) DecodeFromPtr(p capnp.Ptr) Bench_echo_Params {
+	return Bench_echo_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Bench_echo_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Bench_echo_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Bench_echo_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Bench_echo_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Bench_echo_Params) Cap() capnp.Client {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return p.Interface().Client()
+}
+
+func (s Bench_echo_Params) HasCap() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Bench_echo_Params) SetCap(c capnp.Client) error {
+	if !c.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(c))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Bench_echo_Params_List is a list of Bench_echo_Params.
+type Bench_echo_Params_List = capnp.StructList[Bench_echo_Params]
+
+// NewBench_echo_Params creates a new list of Bench_echo_Params.
+func NewBench_echo_Params_List(s *capnp.Segment, sz int32) (Bench_echo_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Bench_echo_Params](l), err
+}
+
+// Bench_echo_Params_Future is a wrapper for a Bench_echo_Params promised by a client call.
+type Bench_echo_Params_Future struct{ *capnp.Future }
+
+func (f Bench_echo_Params_Future) Struct() (Bench_echo_Params, error) {
+	p, err := f.Future.Ptr()
+	return Bench_echo_Params(p.Struct()), err
+}
+func (p Bench_echo_Params_Future) Cap() capnp.Client {
+	return p.Future.Field(0, nil).Client()
+}
+
+type Bench_echo_Results capnp.Struct
+
+// Bench_echo_Results_TypeID is the unique identifier for the type Bench_echo_Results.
+const Bench_echo_Results_TypeID = 0x8fab0f3069406c31
+
+func NewBench_echo_Results(s *capnp.Segment) (Bench_echo_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Bench_echo_Results(st), err
+}
+
+func NewRootBench_echo_Results(s *capnp.Segment) (Bench_echo_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Bench_echo_Results(st), err
+}
+
+func ReadRootBench_echo_Results(msg *capnp.Message) (Bench_echo_Results, error) {
+	root, err := msg.Root()
+	return Bench_echo_Results(root.Struct()), err
+}
+
+func (s Bench_echo_Results) String() string {
+	str, _ := text.Marshal(0x8fab0f3069406c31, capnp.Struct(s))
+	return str
+}
+
+func (s Bench_echo_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Bench_echo_Results) DecodeFromPtr(p capnp.Ptr) Bench_echo_Results {
+	return Bench_echo_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Bench_echo_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Bench_echo_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Bench_echo_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Bench_echo_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Bench_echo_Results) Cap() capnp.Client {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return p.Interface().Client()
+}
+
+func (s Bench_echo_Results) HasCap() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Bench_echo_Results) SetCap(c capnp.Client) error {
+	if !c.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(c))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Bench_echo_Results_List is a list of Bench_echo_Results.
+type Bench_echo_Results_List = capnp.StructList[Bench_echo_Results]
+
+// NewBench_echo_Results creates a new list of Bench_echo_Results.
+func NewBench_echo_Results_List(s *capnp.Segment, sz int32) (Bench_echo_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Bench_echo_Results](l), err
+}
+
+// Bench_echo_Results_Future is a wrapper for a Bench_echo_Results promised by a client call.
+type Bench_echo_Results_Future struct{ *capnp.Future }
+
+func (f Bench_echo_Results_Future) Struct() (Bench_echo_Results, error) {
+	p, err := f.Future.Ptr()
+	return Bench_echo_Results(p.Struct()), err
+}
+func (p Bench_echo_Results_Future) Cap() capnp.Client {
+	return p.Future.Field(0, nil).Client()
+}
+
+const schema_9d3cd436dd3f3602 = "x\xda\xac\x921h\x13a\x14\xc7\xdf\xff\xdd\x97~\x01" +
+	"\x8d\xf1\xbb\x13A\x1d\x8a!\"\x0a\xda\xc4hiE\xc9" +
+	"\xa9\xa8\xa8K.\x88\xe8\xe6y\x1c\x9cp&i/\x9d" +
+	"]+XD7\xc1\x8c\x0eQ\x04\xb1\x08:8\xb8)" +
+	"N\x82\x0e\x1d\\\x9c\xeaP\x84\x8e\x19<\xb9+\xdf]" +
+	",u\xebvw\xef\xff\xfe\xef\xff~\xefj{a\x8b" +
+	"z\xe9\xbe vN\x16&\xe2zh\xdf\xad\x95_>" +
+	"\"e\x82\xa8\x00Id\x1d\xe2\x11\xc1:\xc2MB\\" +
+	"z\x1d>\x14\xd7\x82\xc7\x1bu!\x89\x1aW\xb8\x02\x12" +
+	"\xf1`\xf9\xc3\xda\xf2\xdc\xb3!\xa9\x9dF\xcc\xd3\xcd\x1f" +
+	"\xd3\xdf\xce\x0c\x88`\xd5\xf9\x895\xcb\x89\xf2\x14KX" +
+	"+\xc9c\\n\\\x9a\x1a\xde8\xfb\"\xf7\xb1>\xf2" +
+	"\x88D|yx\xfd\xe6\xe2\xd2\x97\xb1B\xe39s2" +
+	"`\xc7\xa7\xa7k\xab\xeff>\x8fG{\xc0\xeb\x04k" +
+	")\x8dV\xab\x1c\x90\xfbf\x16W\xc81\xa1[_\xf1" +
+	"~\x10\xac\xb7\xa9`\xea\xd7\xe1\xf0\xeb\xae\xdf?\xc7f" +
+	"~\xe7u\x12\x7f\xde\xf0\xeds\x83\xab\xab\xf9\xe7\xf7<" +
+	"\xa2Z|\xc7\xefx\xc1q\xcf\xe5^\xa7w\xfa|\xfa" +
+	"\xe2{A\xb7\xdan\xfa\xd1B\xd8\x8f\x1ca\x08\"\x01" +
+	"\"U\xaa\x109E\x03\xce\x1e\x86\xf4\xdc\x1eLa\x10" +
+	"`\x122\x17#w\x09\xbaQ\xff\x82\x1b\x86Q\xb5\xed" +
+	"G\x0b2\xecG\x99\x0aZ\x85\xa0\x058\xbb\x8d\x02Q" +
+	"\x16\x1c\xa4\x93\xce\x1d%V\xbeD\xbe5\xf4e\xd4\xad" +
+	"6\xb1r$8\x83\x0c\x0dU]<A\xacf%\x8c" +
+	"\x8c&\xf4\xc5\xd5\xb1\xc4\xf3\xa0,w\xba\xdd\x9e\x8dX" +
+	"\x87$D6&\xbdy7\x0al\x94\x13\x006Z\xc0" +
+	"VtRQ\xb5\xd9r\xe7\xdd{\xf9J\x13\x9b\x05\xed" +
+	"\x0d|\xa4\x05\x9b\xf0\xb6&\xd3\xfem\xa0\x9b\x041\xfe" +
+	"u2s'tP$F\x91\xb6\xdc%\xa1\xa0\xa3\xfc" +
+	"\xb7\xae\xff\x84\xbf\x01\x00\x00\xff\xff\x1b#\xe4\x8d"
 
 func RegisterSchema(reg *schemas.Registry) {
 	reg.Register(&schemas.Schema{
 		String: schema_9d3cd436dd3f3602,
 		Nodes: []uint64{
+			0x8fab0f3069406c31,
 			0x91684b048c6cb00d,
 			0xa99c71b3edbdb39d,
 			0xaa3d56a92f46330f,
 			0xaacb8d885854a947,
+			0xc938b8e8ed99c80b,
 			0xd9883819071b2230,
 			0xe2ef0ed16c27e92f,
 			0xe84a9d416002b200,
