@@ -22,9 +22,9 @@ EXAMPLES := $(patsubst %/blueprint.json,%,$(wildcard examples/*/blueprint.json))
 # RACE=1 runs the tests under the race detector. gadgetd is concurrent at its
 # core (RPC connections, per-gadget actors, eviction, revocation), so data races
 # are the bugs we most need to catch, and CI runs with it on. It costs: on 2
-# cores the test step took 6.5 min with -race and 38 s without (most of it is
-# wazero compiling guests in race-instrumented code, once per fresh compilation
-# cache). `make test RACE=0` for a quick local run.
+# cores, with another CPU-bound process beside it, the whole of make test took
+# 15 to 18 min with -race and about 3 without (most of it is wazero compiling
+# guests in race-instrumented code). `make test RACE=0` for a quick local run.
 RACE ?= 1
 # -count=1: some tests build and run binaries (interop builds cmd/gadgetd and a
 # C++ client); go test cannot see those inputs, so a cached "ok" could hide a
