@@ -55,7 +55,7 @@ help:
 	@echo "make schema-check  fail if the committed generated code is stale"
 	@echo "make fmt           gofmt -w every Go file"
 	@echo "make interop       only the C++ interop test"
-	@echo "make bench         run the benchmarks and compare with DESIGN.md targets"
+	@echo "make bench         run the benchmarks and compare with their targets (docs/BENCHMARKS.md)"
 	@echo "make soak          fuzz the frame decoder, the guarded RPC transport and the module checker (FUZZTIME=5m each),"
 	@echo "                   then stress the server with random pipelined call graphs (STRESSTIME=10m)"
 	@echo "make clean         remove build outputs (keeps ./gadgetd-data)"
@@ -128,7 +128,8 @@ test: deps schema-check fmt-check vet gotest
 interop: deps
 	$(GO) test -count=1 -v -timeout 10m ./interop/
 
-# Benchmarks, each DESIGN.md figure printed next to its target or baseline
+# Benchmarks, each figure printed next to its target or baseline (the targets
+# are in docs/BENCHMARKS.md)
 # (medians of COUNT runs). The raw output is kept in bin/bench.txt for
 # benchstat. make bench COUNT=3 BENCHTIME=2s
 .PHONY: bench

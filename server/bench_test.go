@@ -94,7 +94,7 @@ func BenchmarkFullStackCounterGet(b *testing.B) {
 
 // BenchmarkPipelinedChain: login, open a gadget, open its session and call
 // it, sent as one pipelined chain through a link that adds 20 ms each way,
-// reported in round trips of that link (DESIGN.md target: about one).
+// reported in round trips of that link (target: about one).
 func BenchmarkPipelinedChain(b *testing.B) {
 	const oneWay = 20 * time.Millisecond
 	h := start(b, b.TempDir())

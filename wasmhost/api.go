@@ -6,7 +6,8 @@ import (
 	"github.com/gadgetd/gadgetd/wasmhost/internal/wasmcheck"
 )
 
-// Defaults for the limits every gadget runs under. DESIGN.md explains each.
+// Defaults for the limits every gadget runs under; docs/SECURITY.md names
+// the test behind each.
 const (
 	DefaultMemoryLimit = 64 << 20         // bytes of linear memory per instance
 	DefaultCallTimeout = 10 * time.Second // per call delivered into a guest

@@ -52,7 +52,7 @@ func noop(b *testing.B, c benchpb.Bench) {
 	}
 }
 
-// BenchmarkWarmCall: one call into a live gadget and back (DESIGN.md target:
+// BenchmarkWarmCall: one call into a live gadget and back (target:
 // p50 <= 60 µs).
 func BenchmarkWarmCall(b *testing.B) {
 	rt, mod := benchRuntime(b)
@@ -93,7 +93,7 @@ func BenchmarkGuestToHostCall(b *testing.B) {
 
 // BenchmarkColdStart: a gadget's first call with its module already
 // compiled: instantiate, run the guest's init, open a session, call it
-// (DESIGN.md target: p50 <= 5 ms).
+// (target: p50 <= 5 ms).
 func BenchmarkColdStart(b *testing.B) {
 	rt, mod := benchRuntime(b)
 	var rec latency.Recorder
@@ -137,7 +137,7 @@ func BenchmarkTrapRecovery(b *testing.B) {
 }
 
 // BenchmarkIdleInstanceRSS: resident memory per idle live instance, over 200
-// instances (DESIGN.md target: <= 4.5 MiB). Each run measures in a fresh
+// instances (target: <= 4.5 MiB). Each run measures in a fresh
 // process: within one, later runs would reuse the pages earlier ones freed
 // and report almost nothing.
 func BenchmarkIdleInstanceRSS(b *testing.B) {

@@ -9,8 +9,8 @@
 // two exports and three imports, and names capabilities by small integers in
 // per-instance tables: guest exports (index 0 is the Guest main object) and
 // host imports (index 0 is the Host). docs/ABI.md specifies it; the guest
-// side for Go is package guest. DESIGN.md records why: a full RPC connection
-// inside the guest measured 10 to 30 times slower per call.
+// side for Go is package guest. Why: a full RPC connection inside the guest
+// measured 10 to 30 times slower per call (docs/BENCHMARKS.md).
 //
 // # Goroutines
 //

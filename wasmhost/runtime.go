@@ -87,7 +87,7 @@ func wazeroConfig(cfg config) (rc wazero.RuntimeConfig, cache wazero.Compilation
 	rc = wazero.NewRuntimeConfig().
 		// Without this a guest spinning in a loop never yields to the
 		// deadline, and a spinning goroutine stalls Go's GC for the whole
-		// server (measured; see DESIGN.md).
+		// server (measured; docs/BENCHMARKS.md).
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(uint32(cfg.memoryLimit / wasmPageSize))
 	if cfg.cacheDir == "" {

@@ -127,7 +127,7 @@ func TestCounterStateLivesInHostStorage(t *testing.T) {
 }
 
 // listener is a client-side Listener that reads the counter back from inside
-// its callback: the re-entrant pattern DESIGN.md requires to complete.
+// its callback: the re-entrant pattern that must complete.
 type listener struct {
 	counter counterpb.Counter
 	seen    chan [2]int64 // value announced, value read back

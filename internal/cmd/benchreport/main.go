@@ -1,9 +1,9 @@
 // Command benchreport runs gadgetd's benchmarks and prints each figure that
-// DESIGN.md sets a target for next to its target or baseline, in one run.
+// has a target (docs/BENCHMARKS.md) next to its target or baseline, in one run.
 //
 // The machine is noisy, so every benchmark runs -count times and the report
 // quotes medians; latencies are compared as ratios against a baseline
-// measured in the same run where DESIGN.md defines one.
+// measured in the same run where the target is one.
 //
 //	go run ./internal/cmd/benchreport [-count 5] [-benchtime 1s]
 package main

@@ -5,7 +5,8 @@
 // unbounded answer table, and never times a connection out. This package puts
 // a Transport in front of rpc.Conn that decodes every incoming message and
 // enforces bounds before the RPC layer sees it, and an accept loop that bounds
-// connections and applies deadlines. DESIGN.md ("Known limits of go-capnp")
-// explains each bound; the tests in this package attack a real loopback TCP
-// server and prove that it keeps serving everyone else.
+// connections and applies deadlines. Limits documents each bound,
+// transport.go's design comment and docs/RATIONALE.md say why pipelined calls
+// are held; the tests in this package attack a real loopback TCP server and
+// prove that it keeps serving everyone else.
 package rpcguard
