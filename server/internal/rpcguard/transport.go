@@ -249,6 +249,12 @@ const rejectedSlack = 64
 
 // readAhead bounds the messages the reader decodes before rpc.Conn takes
 // them, so a peer cannot make the server buffer its whole send window.
+
+// maxHeld bounds the messages held for unreturned answers: the calls that
+// may be in flight, and as many other messages (Finish, Release, Disembargo)
+// behind them.
+func maxHeld(l Limits) int { return 2 * l.MaxInFlight }
+
 const readAhead = 16
 
 // Transport is a transport.Transport over a net.Conn that enforces Limits.
@@ -528,7 +534,10 @@ func (t *Transport) file(in transport.IncomingMessage) error {
 		return nil
 	}
 	if !t.mayPass(refs, t.held) {
-		if len(t.held) >= t.lim.MaxInFlight+t.lim.MaxOpenAnswers {
+		// Releasing held messages rescans them (quadratic in their
+		// number), so the bound is small: held calls are within
+		// MaxInFlight anyway, and an honest peer holds few others.
+		if len(t.held) >= maxHeld(t.lim) {
 			in.Release()
 			return fmt.Errorf("%w: %d messages wait for answers that have not returned", ErrLimit, len(t.held))
 		}
