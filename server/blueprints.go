@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"capnproto.org/go/capnp/v3/exc"
+
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server/internal/store"
@@ -151,12 +153,24 @@ func (s *Server) install(ctx context.Context, bp store.Blueprint, replace bool) 
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}
 	// Compiles take turns (installqueue.go); the runtime's compile worker
-	// bounds each one.
-	done, err := s.installs.acquire(ctx, bp.Owner)
+	// bounds each one, and the install timeout a user's wait and compile
+	// together. Builtins are the operator's code, compiled in process at
+	// start, however long a busy machine takes.
+	timeout := s.cfg.install.timeout
+	compileCtx := ctx
+	if bp.Owner != "" {
+		var cancel context.CancelFunc
+		compileCtx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("the install did not finish within its timeout of %v", timeout))
+		defer cancel()
+	}
+	done, err := s.installs.acquire(compileCtx, bp.Owner)
 	if err != nil {
+		if ctx.Err() == nil { // our timeout, not the caller's cancel
+			return bp, exc.New(exc.Overloaded, "", fmt.Sprintf("blueprint %s %s: no turn to compile within the install timeout of %v: the server is busy compiling other blueprints; try again later", bp.Name, bp.Version, timeout))
+		}
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}
-	mod, err := s.rt.Compile(ctx, bp.Wasm, compileOptions(bp.Owner)...)
+	mod, err := s.rt.Compile(compileCtx, bp.Wasm, compileOptions(bp.Owner)...)
 	done()
 	if err != nil {
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)

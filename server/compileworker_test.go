@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/exc"
 
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
@@ -118,7 +119,9 @@ func TestCompileBombInstallsQueueBehindTheirUsersShareWhileOthersAreServed(t *te
 	const bombs = 10
 	// An upload stays open until its install is done, and a user may have
 	// two open by default: let all ten in, to see them queue.
-	h := startWithCompileWorker(t, time.Second, server.WithUploadLimits(bombs+1, 0))
+	// Ten compiles one after another can take minutes on a busy machine:
+	// this test is about turns, not about the install timeout.
+	h := startWithCompileWorker(t, time.Second, server.WithUploadLimits(bombs+1, 0), server.WithInstallTimeout(time.Hour))
 	alice := loginResolved(t, h, "alice")
 	bob := loginResolved(t, h, "bob")
 	peak := sampleWorkers()
@@ -175,6 +178,52 @@ func TestCompileBombInstallsQueueBehindTheirUsersShareWhileOthersAreServed(t *te
 	// Alice's share is one compile, bob's install the one other.
 	if n := peak(); n > 2 {
 		t.Fatalf("%d compile workers ran at once, want at most 2 (one of alice's, one of bob's)", n)
+	}
+}
+
+// Queued bombs used to wait their turn without bound: ten bombs of 30 s of
+// CPU each, compiling one at a time, refused the last minutes later. The
+// install timeout covers the wait and the compile, so each bomb ends within
+// it, with an error that says which bound it met.
+func TestEveryQueuedCompileBombEndsWithAClearRefusalWithinTheInstallTimeout(t *testing.T) {
+	const bombs = 10
+	const timeout = 3 * time.Second
+	// Alice compiles one at a time, and each bomb costs at least its 1 s of
+	// CPU: ten cannot all compile within 3 s, so the timeout must end some.
+	h := startWithCompileWorker(t, time.Second, server.WithUploadLimits(bombs+1, 0), server.WithInstallTimeout(timeout))
+	alice := loginResolved(t, h, "alice")
+
+	errs := make(chan error, bombs)
+	for i := range bombs {
+		go func() { errs <- install(t, alice, bombBundle(t, fmt.Sprintf("bomb-%d", i))) }()
+	}
+	var atBudget, waitedOut, cancelledMidCompile int
+	for range bombs {
+		switch err := <-errs; {
+		case err == nil:
+			t.Fatal("a compile bomb was installed")
+		case strings.Contains(err.Error(), "compiling the module exceeded its budget of 1s of CPU time"):
+			atBudget++
+		case strings.Contains(err.Error(), "no turn to compile within the install timeout of 3s"):
+			if exc.TypeOf(err) != exc.Overloaded {
+				t.Errorf("an install that found no turn: a %v exception, want overloaded", exc.TypeOf(err))
+			}
+			waitedOut++
+		case strings.Contains(err.Error(), "compiling the module was cancelled: the install did not finish within its timeout of 3s"):
+			cancelledMidCompile++
+		default:
+			t.Errorf("a compile bomb ended with %v, want a refusal naming its CPU budget or the install timeout", err)
+		}
+	}
+	t.Logf("%d bombs refused at their CPU budget, %d found no turn within the timeout, %d were cancelled mid-compile", atBudget, waitedOut, cancelledMidCompile)
+	if waitedOut+cancelledMidCompile == 0 {
+		t.Fatalf("all %d bombs compiled to their CPU budget one after another: the install timeout ended none", bombs)
+	}
+	if n := workers(); n != 0 {
+		t.Fatalf("%d compile workers still run after every install ended", n)
+	}
+	if running, waiting := h.srv.InstallsQueued(); running+waiting != 0 {
+		t.Fatalf("after every install ended, %d compile and %d wait", running, waiting)
 	}
 }
 

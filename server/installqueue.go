@@ -18,16 +18,24 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
-// Defaults for installQueue. Each has an Option (WithInstallLimits).
+// Defaults for installQueue. Each has an Option (WithInstallLimits,
+// WithInstallTimeout).
 const (
 	DefaultMaxCompiles        = 2
 	DefaultMaxCompilesPerUser = 1
+	// DefaultInstallTimeout covers an install's wait for its turn and its
+	// compile: four times the compile worker's default CPU budget, so that
+	// a compile that runs to its budget on a busy machine, at nice 10, still
+	// ends at its budget and not at this timeout.
+	DefaultInstallTimeout = 2 * time.Minute
 )
 
 type installLimits struct {
 	concurrent, perUser int
+	timeout             time.Duration // for the wait and the compile together
 }
 
 type installQueue struct {

@@ -87,7 +87,7 @@ func defaultConfig() config {
 		conn:           lim,
 		uploadsPerUser: DefaultUploadsPerUser,
 		uploadBytes:    DefaultUploadBytes,
-		install:        installLimits{concurrent: DefaultMaxCompiles, perUser: DefaultMaxCompilesPerUser},
+		install:        installLimits{concurrent: DefaultMaxCompiles, perUser: DefaultMaxCompilesPerUser, timeout: DefaultInstallTimeout},
 
 		maxGadgetsPerUser:           DefaultMaxGadgetsPerUser,
 		maxBlueprintVersionsPerUser: DefaultMaxBlueprintVersionsPerUser,
@@ -251,8 +251,9 @@ func WithIdleShellTimeout(d time.Duration) Option {
 // concurrent at once on the server and at most perUser at once of one
 // user's, taking turns in arrival order, so that one user's installs,
 // however many and however costly, leave the other slots to everyone else.
-// An install waiting for its turn gives up when its call is cancelled. Zero
-// keeps a default: DefaultMaxCompiles, DefaultMaxCompilesPerUser.
+// An install waiting for its turn gives up when its call is cancelled, or at
+// its timeout (WithInstallTimeout). Zero keeps a default: DefaultMaxCompiles,
+// DefaultMaxCompilesPerUser.
 //
 // What one compile may cost is bounded by the sandbox runtime's compile
 // worker (wasmhost.WithCompileWorker, wasmhost.WithCompileLimits), which
@@ -262,6 +263,16 @@ func WithInstallLimits(concurrent, perUser int) Option {
 		c.install.concurrent = positiveOr(concurrent, c.install.concurrent)
 		c.install.perUser = positiveOr(perUser, c.install.perUser)
 	}
+}
+
+// WithInstallTimeout bounds how long one blueprint install may take, its
+// wait for a turn to compile and its compile together. Past it the install
+// fails: with an "overloaded" exception if it was still waiting for its
+// turn, and otherwise with its compile cancelled and its worker killed. So
+// however many costly installs arrive at once, each ends within d. Zero
+// keeps DefaultInstallTimeout.
+func WithInstallTimeout(d time.Duration) Option {
+	return func(c *config) { c.install.timeout = positiveOr(d, c.install.timeout) }
 }
 
 // WithUploadLimits bounds blueprint uploads (Workspace.uploadBlueprint): at

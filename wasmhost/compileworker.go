@@ -97,18 +97,20 @@ func (r *Runtime) compileInWorker(ctx context.Context, wasm []byte) error {
 		}
 		return nil
 	}
+	if ctx.Err() != nil {
+		// Killed for the cancel, or never started because of it.
+		return fmt.Errorf("compiling the module was cancelled: %w", context.Cause(ctx))
+	}
 	if cmd.ProcessState == nil { // it never started
 		return fmt.Errorf("starting the compile worker %s: %w", argv[0], err)
 	}
-	return r.workerFailure(ctx, cmd.ProcessState, stderr.String())
+	return r.workerFailure(cmd.ProcessState, stderr.String())
 }
 
-// workerFailure says why the compile worker failed, as precisely as its exit
-// shows: cancellation, the CPU budget, the memory budget, an invalid module.
-func (r *Runtime) workerFailure(ctx context.Context, ps *os.ProcessState, stderr string) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("compiling the module was cancelled: %w", context.Cause(ctx))
-	}
+// workerFailure says why a compile worker that was not cancelled failed, as
+// precisely as its exit shows: the CPU budget, the memory budget, an invalid
+// module.
+func (r *Runtime) workerFailure(ps *os.ProcessState, stderr string) error {
 	cpuBudget := fmt.Errorf("compiling the module exceeded its budget of %v of CPU time", r.cfg.compileCPUTime)
 	memoryBudget := fmt.Errorf("compiling the module exceeded its budget of %s of memory", formatBytes(r.cfg.compileMemory))
 	var cpu time.Duration
