@@ -165,6 +165,21 @@ func WithConnTimeouts(idle, message time.Duration) Option {
 	}
 }
 
+// WithConnLogRateLimit bounds the log lines about Cap'n Proto connections
+// that have not logged in (refused, or cut off for a limit), all of them
+// together: at most burst at once and linesPerSecond on average. Lines past
+// it are dropped, and one line every 10 s says how many. Lines about
+// connections that have logged in are never dropped. Zero keeps a default:
+// 1 line per second in bursts of 20.
+func WithConnLogRateLimit(linesPerSecond float64, burst int) Option {
+	return func(c *config) {
+		if linesPerSecond > 0 {
+			c.conn.Unauthenticated.LogRate = linesPerSecond
+		}
+		c.conn.Unauthenticated.LogBurst = positiveOr(burst, c.conn.Unauthenticated.LogBurst)
+	}
+}
+
 // WithWasmOptions passes options to the sandbox runtime (memory, call
 // timeout, queue length...). The server adds a compilation cache in the data
 // directory.

@@ -4,7 +4,9 @@ package rpcguard
 // share a Server). Each accepted connection gets an rpc.Conn over a guarded
 // Transport and one goroutine that waits for it to end and gives its slot
 // back. Close stops every listener, shuts every connection down and waits for
-// those goroutines. mu guards the listener and connection sets.
+// those goroutines. mu guards the listener and connection sets. What is
+// logged about peers that have not logged in goes through strangerLog, within
+// a rate (strangerlog.go).
 
 import (
 	"context"
@@ -27,10 +29,11 @@ const DefaultMaxConns = 1024
 // Server serves a bootstrap capability on listeners, one rpc.Conn per
 // accepted connection, within Limits and a bound on concurrent connections.
 type Server struct {
-	bootstrap Bootstrap
-	lim       Limits
-	maxConns  int
-	logger    *slog.Logger
+	bootstrap   Bootstrap
+	lim         Limits
+	maxConns    int
+	logger      *slog.Logger
+	strangerLog *strangerLog // lines about peers that have not authenticated
 
 	mu        sync.Mutex
 	closed    bool
@@ -79,14 +82,15 @@ func NewServer(bootstrap Bootstrap, maxConns int, lim Limits, logger *slog.Logge
 	}
 	lim = lim.withDefaults()
 	return &Server{
-		bootstrap: bootstrap,
-		lim:       lim,
-		recv:      &recvBudget{max: int64(lim.MaxReceiving)},
-		maxConns:  maxConns,
-		logger:    logger,
-		listeners: make(map[net.Listener]struct{}),
-		conns:     make(map[*rpc.Conn]struct{}),
-		strangers: make(map[string]int),
+		bootstrap:   bootstrap,
+		lim:         lim,
+		recv:        &recvBudget{max: int64(lim.MaxReceiving)},
+		maxConns:    maxConns,
+		logger:      logger,
+		strangerLog: newStrangerLog(logger, lim.Unauthenticated),
+		listeners:   make(map[net.Listener]struct{}),
+		conns:       make(map[*rpc.Conn]struct{}),
+		strangers:   make(map[string]int),
 	}
 }
 
@@ -146,12 +150,12 @@ func (s *Server) start(nc net.Conn) {
 		return
 	case len(s.conns) >= s.maxConns:
 		s.mu.Unlock()
-		s.logger.Warn("capnp connection refused: connection limit reached", "remote", nc.RemoteAddr(), "limit", s.maxConns)
+		s.strangerLog.log(slog.LevelWarn, "capnp connection refused: connection limit reached", "remote", nc.RemoteAddr(), "limit", s.maxConns)
 		refuse(nc, "server busy: it serves its maximum number of connections; try again later")
 		return
 	case !s.admitStranger(host):
 		s.mu.Unlock()
-		s.logger.Warn("capnp connection refused: too many connections from one address that have not logged in", "remote", nc.RemoteAddr(), "limit", s.lim.Unauthenticated.MaxPerAddress)
+		s.strangerLog.log(slog.LevelWarn, "capnp connection refused: too many connections from one address that have not logged in", "remote", nc.RemoteAddr(), "limit", s.lim.Unauthenticated.MaxPerAddress)
 		refuse(nc, fmt.Sprintf("too many connections from %s have not logged in yet (the limit is %d)", host, s.lim.Unauthenticated.MaxPerAddress))
 		return
 	}
@@ -171,7 +175,7 @@ func (s *Server) start(nc net.Conn) {
 	t.codec.recv = s.recv
 	conn := rpc.NewConn(t, &rpc.Options{
 		BootstrapClient: s.bootstrap(&Peer{t: t, remote: nc.RemoteAddr()}),
-		Logger:          connLogger{s.logger.With("remote", nc.RemoteAddr().String())},
+		Logger:          connLogger{t: t, stranger: s.strangerLog, remote: nc.RemoteAddr().String(), logger: s.logger},
 	})
 	s.conns[conn] = struct{}{}
 	s.wg.Add(1)
@@ -235,15 +239,34 @@ func refuse(nc net.Conn, reason string) {
 // connLogger is the rpc.Logger of one connection. Every line names the peer,
 // and the errors rpc.Conn reports when a peer simply goes away (it closed its
 // connection, or hung up) are debug lines: a server sees thousands of them,
-// and at error level they drown the errors that matter.
-type connLogger struct{ *slog.Logger }
+// and at error level they drown the errors that matter. Until the peer has
+// logged in, its lines are rate limited with every other stranger's.
+type connLogger struct {
+	t        *Transport
+	stranger *strangerLog
+	remote   string
+	logger   *slog.Logger
+}
+
+func (l connLogger) Debug(msg string, args ...any) { l.log(slog.LevelDebug, msg, args) }
+func (l connLogger) Info(msg string, args ...any)  { l.log(slog.LevelInfo, msg, args) }
+func (l connLogger) Warn(msg string, args ...any)  { l.log(slog.LevelWarn, msg, args) }
 
 func (l connLogger) Error(msg string, args ...any) {
 	if isOrdinaryDisconnect(msg) {
-		l.Logger.Debug(msg, args...)
+		l.log(slog.LevelDebug, msg, args)
 		return
 	}
-	l.Logger.Error(msg, args...)
+	l.log(slog.LevelError, msg, args)
+}
+
+func (l connLogger) log(level slog.Level, msg string, args []any) {
+	args = append([]any{"remote", l.remote}, args...)
+	if !l.t.authenticated.Load() {
+		l.stranger.log(level, msg, args...)
+		return
+	}
+	l.logger.Log(context.Background(), level, msg, args...)
 }
 
 // isOrdinaryDisconnect reports whether an error line of rpc.Conn says only
@@ -294,6 +317,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
+	defer s.strangerLog.close() // after the last connection's lines, if it could wait for them
 	select {
 	case <-done:
 		return nil

@@ -129,6 +129,13 @@ type Budget struct {
 	// address that have not authenticated yet, so one host cannot take
 	// every slot.
 	MaxPerAddress int
+	// LogRate (lines per second) and LogBurst bound the lines a Server
+	// logs about peers that have not authenticated, all of them together:
+	// refused connections, and connections ended before login. Lines past
+	// them are counted, and one line every 10 s says how many were dropped
+	// (strangerlog.go).
+	LogRate  float64
+	LogBurst int
 }
 
 // DefaultLimits returns the limits a server uses when nothing is configured.
@@ -152,6 +159,8 @@ func DefaultLimits() Limits {
 			IdleTimeout:      time.Minute,
 			LoginTimeout:     time.Minute,
 			MaxPerAddress:    64,
+			LogRate:          1,
+			LogBurst:         20,
 		},
 	}
 }
@@ -210,6 +219,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if u.MaxPerAddress == 0 {
 		u.MaxPerAddress = du.MaxPerAddress
+	}
+	if u.LogRate == 0 {
+		u.LogRate = du.LogRate
+	}
+	if u.LogBurst == 0 {
+		u.LogBurst = du.LogBurst
 	}
 	return l
 }
