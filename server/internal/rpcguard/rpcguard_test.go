@@ -136,10 +136,16 @@ func (p *rawPeer) bootstrap(qid uint32) {
 	})
 }
 
-// call sends Counter.get on the answer to question target with the given
-// pipeline path length and a capability table of capTable zero-sized
+// Counter's method ids, for calls built by hand.
+const (
+	methodIncrement uint16 = 0
+	methodGet       uint16 = 1
+)
+
+// call sends Counter's method on the answer to question target with the
+// given pipeline path length and a capability table of capTable zero-sized
 // entries: a few bytes on the wire however many entries it claims.
-func (p *rawPeer) call(qid, target uint32, pathLen int, capTable int32) {
+func (p *rawPeer) call(qid, target uint32, method uint16, pathLen int, capTable int32) {
 	p.send(func(m rpccp.Message) error {
 		call, err := m.NewCall()
 		if err != nil {
@@ -147,7 +153,7 @@ func (p *rawPeer) call(qid, target uint32, pathLen int, capTable int32) {
 		}
 		call.SetQuestionId(qid)
 		call.SetInterfaceId(counterpb.Counter_TypeID)
-		call.SetMethodId(1)
+		call.SetMethodId(method)
 		tgt, err := call.NewTarget()
 		if err != nil {
 			return err
@@ -219,7 +225,7 @@ func TestCapTableAmplificationClosesOnlyThatConnection(t *testing.T) {
 	addr, _ := serve(t, &plaincounter.Counter{}, 0, rpcguard.Limits{MaxCapTable: 100})
 	attacker := dialRaw(t, addr)
 	attacker.bootstrap(0)
-	attacker.call(1, 0, 0, 1<<22) // 4 million entries in about 100 bytes
+	attacker.call(1, 0, methodGet, 0, 1<<22) // 4 million entries in about 100 bytes
 	// The reason names the bound, which is checked before anything walks
 	// the table.
 	reason := attacker.abortReason(5 * time.Second)
@@ -233,7 +239,7 @@ func TestLongPipelinePathClosesOnlyThatConnection(t *testing.T) {
 	addr, _ := serve(t, &plaincounter.Counter{}, 0, rpcguard.Limits{MaxPipelineOps: 8})
 	attacker := dialRaw(t, addr)
 	attacker.bootstrap(0)
-	attacker.call(1, 0, 9, 0)
+	attacker.call(1, 0, methodGet, 9, 0)
 	if reason := attacker.abortReason(5 * time.Second); !strings.Contains(reason, "pipeline path of 9 steps") {
 		t.Fatalf("abort reason = %q, want it to name the pipeline path bound", reason)
 	}

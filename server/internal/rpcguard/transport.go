@@ -264,13 +264,12 @@ const rejectedSlack = 64
 
 // readAhead bounds the messages the reader decodes before rpc.Conn takes
 // them, so a peer cannot make the server buffer its whole send window.
+const readAhead = 16
 
 // maxHeld bounds the messages held for unreturned answers: the calls that
 // may be in flight, and as many other messages (Finish, Release, Disembargo)
-// behind them.
+// behind them. Past it the connection is closed (file).
 func maxHeld(l Limits) int { return 2 * l.MaxInFlight }
-
-const readAhead = 16
 
 // Transport is a transport.Transport over a net.Conn that enforces Limits.
 type Transport struct {

@@ -1,0 +1,124 @@
+package rpcguard_test
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
+
+	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
+	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
+)
+
+// A peer may park messages behind an answer that is still running: the
+// transport holds each one until that answer's Return is sent. It holds at
+// most 2×MaxInFlight of them (releasing them rescans them all, so a long
+// list would make every Return cost the square of its length). The message
+// past the bound closes the connection with an Abort saying how many were
+// held, so what one peer makes the server hold is bounded by its limits, not
+// by how much it sends, and the server serves everyone else meanwhile.
+// Without the bound the server kept every message and the connection open,
+// and abortReason failed the test.
+func TestMessagesHeldBehindASlowAnswerAreBounded(t *testing.T) {
+	const limit = 8
+	gate := make(chan struct{})
+	addr, _ := serve(t, &plaincounter.Counter{Gate: gate}, 0, rpcguard.Limits{MaxInFlight: limit})
+	t.Cleanup(func() { close(gate) }) // before the server closes: let the slow increment end
+
+	attacker := dialRaw(t, addr)
+	attacker.bootstrap(0)
+	// The bootstrap must have returned, so the only call in flight is the
+	// slow one and every call below is held rather than refused.
+	attacker.awaitReturn(0)
+	const slow = 1
+	attacker.call(slow, 0, methodIncrement, 0, 0) // waits for the gate
+	held := 0
+	// Calls pipelined onto the slow answer, up to MaxInFlight in flight...
+	for q := uint32(slow + 1); q <= limit; q++ {
+		attacker.call(q, slow, methodGet, 0, 0)
+		held++
+	}
+	// ...a Finish behind each of them...
+	for q := uint32(slow + 1); q <= limit; q++ {
+		attacker.finish(q)
+		held++
+	}
+	// ...and Disembargos aimed at the slow answer, up to the bound and
+	// one past it.
+	for ; held <= 2*limit; held++ {
+		attacker.disembargo(slow)
+	}
+
+	want := fmt.Sprintf("%d messages wait for answers that have not returned", 2*limit)
+	if reason := attacker.abortReason(10 * time.Second); !strings.Contains(reason, want) {
+		t.Fatalf("abort reason = %q, want %q", reason, want)
+	}
+	attacker.requireHungUp()
+	requireServesOthers(t, addr)
+}
+
+// awaitReturn reads the server's messages until the Return for question qid.
+func (p *rawPeer) awaitReturn(qid uint32) {
+	p.t.Helper()
+	p.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer p.conn.SetReadDeadline(time.Time{})
+	for {
+		msg, err := p.dec.Decode()
+		if err != nil {
+			p.t.Fatalf("waiting for the return of question %d: %v", qid, err)
+		}
+		m, err := rpccp.ReadRootMessage(msg)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		if m.Which() != rpccp.Message_Which_return {
+			continue
+		}
+		if ret, err := m.Return(); err == nil && ret.AnswerId() == qid {
+			return
+		}
+	}
+}
+
+func (p *rawPeer) finish(qid uint32) {
+	p.send(func(m rpccp.Message) error {
+		fin, err := m.NewFinish()
+		fin.SetQuestionId(qid)
+		return err
+	})
+}
+
+// disembargo sends a senderLoopback Disembargo aimed at the answer to
+// question target.
+func (p *rawPeer) disembargo(target uint32) {
+	p.send(func(m rpccp.Message) error {
+		d, err := m.NewDisembargo()
+		if err != nil {
+			return err
+		}
+		d.Context().SetSenderLoopback(0)
+		tgt, err := d.NewTarget()
+		if err != nil {
+			return err
+		}
+		pa, err := tgt.NewPromisedAnswer()
+		pa.SetQuestionId(target)
+		return err
+	})
+}
+
+// requireHungUp fails the test unless the server has closed the connection:
+// after its Abort it reads, and holds, nothing more from the peer.
+func (p *rawPeer) requireHungUp() {
+	p.t.Helper()
+	p.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err := p.dec.Decode()
+	var ne net.Error
+	if err == nil || errors.As(err, &ne) && ne.Timeout() {
+		p.t.Fatalf("after its Abort the server kept the connection open (read: %v)", err)
+	}
+}
