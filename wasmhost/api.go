@@ -51,6 +51,7 @@ type config struct {
 	closeTimeout      time.Duration
 	clientCallTimeout time.Duration
 	memoryBudget      uint64
+	memoryShare       uint64 // 0 until New sets the default
 
 	compileWorker  []string // argv; nil compiles in-process
 	compileCPUTime time.Duration
@@ -147,6 +148,20 @@ func WithClientCallTimeout(d time.Duration) Option {
 // DefaultMemoryBudget.
 func WithMemoryBudget(bytes uint64) Option { return func(c *config) { c.memoryBudget = bytes } }
 
+// WithMemoryShare bounds the host memory that the live instances of one
+// owner's gadgets (WithOwner) may hold together, within the memory budget,
+// so that no one user's gadgets, busy or idle, can take the budget from
+// everyone else. An instance that needs more than its owner's share has
+// left first evicts that owner's least recently used idle instances; if
+// only busy ones hold the share, its start or its memory.grow fails with an
+// error naming the share. While the share is at most half the budget, an
+// owner within its share always finds room however much another owner
+// runs, as long as no third party holds more than the rest (see
+// docs/SECURITY.md). Gadgets without an owner are bounded by the budget
+// alone. It must be at least the memory limit and at most the budget.
+// Default half the budget, or the memory limit if that is more.
+func WithMemoryShare(bytes uint64) Option { return func(c *config) { c.memoryShare = bytes } }
+
 // WithCompileWorker compiles every module in a child process started as
 // path with args, under the budgets of WithCompileLimits, instead of in the
 // caller's process. It is the hard bound on what compiling costs: wazero's
@@ -200,11 +215,17 @@ type GadgetOption func(*gadgetConfig)
 
 type gadgetConfig struct {
 	name      string
+	owner     string
 	callScope func() func(error) error
 }
 
 // WithName labels the gadget in errors and logs (usually its id).
 func WithName(name string) GadgetOption { return func(c *gadgetConfig) { c.name = name } }
+
+// WithOwner names the user whose gadget this is: its instances count
+// against that owner's share of the memory budget (WithMemoryShare). The
+// empty owner, the default, is the operator: bounded by the budget alone.
+func WithOwner(owner string) GadgetOption { return func(c *gadgetConfig) { c.owner = owner } }
 
 // WithCallScope brackets every top-level call delivered into the guest: begin
 // runs before the guest sees the call and the function it returns runs after

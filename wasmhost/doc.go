@@ -62,9 +62,14 @@
 // as it grows, and the tables and native stacks they keep, measured after
 // each call. An instance that would exceed the budget first evicts least
 // recently used idle ones; when only busy instances hold the memory, its
-// start or its memory.grow fails. Each instance's linear memory and tables
-// together stay within WithMemoryLimit. A native stack grown deep during a
-// call is dropped after it, not kept for the instance's life.
+// start or its memory.grow fails. The instances of one owner's gadgets
+// (WithOwner) hold at most that owner's share of the budget
+// (WithMemoryShare), so one user's gadgets, however many and however busy,
+// cannot take the memory another user's need; an owner at its share makes
+// room by evicting its own idle instances only. Each instance's linear
+// memory and tables together stay within WithMemoryLimit. A native stack
+// grown deep during a call is dropped after it, not kept for the
+// instance's life.
 //
 // # Compiling
 //

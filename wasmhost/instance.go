@@ -64,9 +64,9 @@ type instance struct {
 	fatal error // set when the instance must die
 	slept bool  // the current call's context ended while the guest slept
 
-	linear     *linearMemory
-	overBudget bool   // a memory.grow failed for want of budget
-	charged    uint64 // bytes of tables and native stack charged to the budget
+	linear  *linearMemory
+	refused memoryBound // the bound that failed a memory.grow, if any
+	charged uint64      // bytes of tables and native stack charged to the budget
 }
 
 // importEntry is a host capability the guest holds. Trusted ones came from
@@ -448,8 +448,8 @@ func (inst *instance) explain(ctx context.Context, what string, err error) error
 			return fmt.Errorf("%w: the call was stopped%s", cause, while)
 		}
 		return fmt.Errorf("%s: call exceeded its deadline of %v%s and the instance was stopped", name, inst.g.rt.cfg.callTimeout, while)
-	case inst.overBudget && strings.Contains(tail, "out of memory"):
-		return fmt.Errorf("%s ran out of memory and was stopped: the server's memory budget for all gadgets (%d MiB) is in use by busy instances: %s", name, inst.g.rt.cfg.memoryBudget>>20, tail)
+	case inst.refused != withinBounds && strings.Contains(tail, "out of memory"):
+		return fmt.Errorf("%s ran out of memory and was stopped: %s: %s", name, inst.refused.busyHolders(&inst.g.rt.cfg), tail)
 	case strings.Contains(tail, "out of memory"):
 		return fmt.Errorf("%s ran out of memory (limit %d MiB) and was stopped: %s", name, inst.g.rt.cfg.memoryLimit>>20, tail)
 	case errors.As(err, &exit):

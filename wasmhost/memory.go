@@ -31,8 +31,8 @@ type linearMemory struct {
 }
 
 // Reallocate implements experimental.LinearMemory. It returns nil, which
-// fails the guest's memory.grow, when the budget has no room even after
-// evicting idle instances.
+// fails the guest's memory.grow, when the budget or the owner's share of it
+// has no room even after evicting idle instances.
 func (m *linearMemory) Reallocate(size uint64) []byte {
 	m.mu.Lock()
 	have, charged, first := uint64(len(m.buf)), m.charged, m.buf == nil
@@ -46,8 +46,8 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 		more = size - charged
 		// The first allocation was reserved by instantiate, and wazero
 		// panics if it fails.
-		if !g.rt.live.charge(g, more, m.inst.ctx, first) {
-			m.inst.overBudget = true
+		if bound := g.rt.live.charge(g, more, m.inst.ctx, first); bound != withinBounds {
+			m.inst.refused = bound
 			return nil
 		}
 	}
@@ -95,16 +95,17 @@ func (m *linearMemory) unmap() {
 const maxRetainedStack = 1 << 20
 
 // reserveMemory charges the memory the guest declares it starts with, so an
-// instance that cannot fit in the budget is refused before it starts.
+// instance that cannot fit in the budget, or in its owner's share, is
+// refused before it starts.
 func (inst *instance) reserveMemory() error {
 	inst.linear = &linearMemory{inst: inst}
 	var need uint64
 	if m, ok := inst.g.mod.cm.ExportedMemories()["memory"]; ok {
 		need = uint64(m.Min()) * wasmPageSize
 	}
-	if !inst.g.rt.live.charge(inst.g, need, inst.ctx, false) {
-		return fmt.Errorf("%s cannot start: it needs %d MiB of memory, and the server's memory budget for all gadgets (%d MiB) is in use by busy instances",
-			inst.g.cfg.name, need>>20, inst.g.rt.cfg.memoryBudget>>20)
+	if bound := inst.g.rt.live.charge(inst.g, need, inst.ctx, false); bound != withinBounds {
+		return fmt.Errorf("%s cannot start: it needs %d MiB of memory, and %s",
+			inst.g.cfg.name, need>>20, bound.busyHolders(&inst.g.rt.cfg))
 	}
 	inst.linear.charged = need
 	return nil

@@ -85,18 +85,7 @@ func TestInstanceThatCannotFitInTheMemoryBudgetIsNotStarted(t *testing.T) {
 	sleeping := goGuestCommand(sa, sleepForever)
 	waitLog(t, a.host, "sleep: started")
 
-	// 24 MiB of declared memory: 384 pages.
-	mod, err := w.rt.Compile(context.Background(), wat(t, `(module
-  (memory (export "memory") 384)
-  (func (export "_initialize"))
-  (func (export "gadgetd_alloc") (param i32) (result i32) i32.const 0)
-  (func (export "gadgetd_deliver") (param i32 i32) (result i64) i64.const 0))`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mod.Close(context.Background())
-	g := w.rt.NewGadget(mod, memhost.New().Client(), wasmhost.WithName("big"))
-	defer g.Close()
+	g := w.newDeclaredMemoryGadget(t, 384, "big") // 24 MiB
 	wantErr(t, "open", openGuest(g), "big cannot start: it needs 24 MiB of memory, and the server's memory budget for all gadgets (40 MiB) is in use by busy instances")
 	w.bystanderServes(t)
 	a.gadget.Close()

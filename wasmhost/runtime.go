@@ -57,6 +57,13 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		return nil, fmt.Errorf("wasmhost: invalid limits: close timeout %v, client call timeout %v, memory budget %d bytes (at least the memory limit, %d)",
 			cfg.closeTimeout, cfg.clientCallTimeout, cfg.memoryBudget, cfg.memoryLimit)
 	}
+	if cfg.memoryShare == 0 {
+		cfg.memoryShare = max(cfg.memoryBudget/2, cfg.memoryLimit)
+	}
+	if cfg.memoryShare < cfg.memoryLimit || cfg.memoryShare > cfg.memoryBudget {
+		return nil, fmt.Errorf("wasmhost: invalid limits: memory share %d bytes (at least the memory limit, %d, and at most the budget, %d)",
+			cfg.memoryShare, cfg.memoryLimit, cfg.memoryBudget)
+	}
 	if cfg.compileWorker != nil && cfg.cacheDir == "" {
 		return nil, fmt.Errorf("wasmhost: a compile worker fills the compilation cache: it needs WithCompilationCacheDir")
 	}
@@ -67,6 +74,8 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 	r := &Runtime{cfg: cfg, cache: cache}
 	r.live.max = cfg.maxLive
 	r.live.budget = cfg.memoryBudget
+	r.live.share = cfg.memoryShare
+	r.live.owners = map[string]uint64{}
 	r.live.freed = make(chan struct{})
 	r.wz = wazero.NewRuntimeWithConfig(ctx, rc)
 	if err := instantiateWASI(ctx, r.wz); err != nil {
