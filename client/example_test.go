@@ -11,6 +11,7 @@ import (
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
+	"github.com/gadgetd/gadgetd/internal/blueprint/toolchain"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
 )
@@ -30,7 +31,7 @@ func startServer(ctx context.Context) (addr, token string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := blueprint.BuildInto(ctx, blueprinttest.RepoRoot()+"/examples/counter", built); err != nil {
+	if err := toolchain.BuildInto(ctx, blueprinttest.RepoRoot()+"/examples/counter", built); err != nil {
 		log.Fatal(err)
 	}
 	b, err := blueprint.Load(built)

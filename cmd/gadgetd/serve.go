@@ -16,6 +16,7 @@ import (
 
 	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
+	"github.com/gadgetd/gadgetd/internal/blueprint/toolchain"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
@@ -148,7 +149,7 @@ func devSetup(ctx context.Context, srv *server.Server, dataDir, examples string,
 		if _, err := os.Stat(filepath.Join(dir, blueprint.ManifestFile)); !e.IsDir() || err != nil {
 			continue
 		}
-		if err := blueprint.Build(ctx, dir); err != nil {
+		if err := toolchain.Build(ctx, dir); err != nil {
 			fmt.Fprintf(stderr, "gadgetd: --dev: skipping example %s: %v\n", e.Name(), err)
 			continue
 		}
@@ -175,18 +176,5 @@ func userAdd(args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, token)
-	return nil
-}
-
-func buildBlueprint(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("blueprint build", flag.ContinueOnError)
-	pos, err := parseFlags(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	if err := blueprint.Build(context.Background(), pos[0]); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "built %s and %s in %s\n", blueprint.WasmFile, blueprint.SchemaFile, pos[0])
 	return nil
 }

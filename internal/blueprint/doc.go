@@ -1,4 +1,7 @@
-// Package blueprint reads and builds blueprint directories.
+// Package blueprint reads and validates blueprints: the manifest, a built
+// blueprint directory (Load) and the compiled schema's session interface.
+// The server uses it to check what it is asked to install; it runs no
+// external program, and building a directory is package toolchain's job.
 //
 // A blueprint directory is a Go guest package plus a manifest:
 //
@@ -7,11 +10,7 @@
 //	                  "session": "file.capnp:Interface" or a 0x interface id,
 //	                  "ui":      path of the UI document, relative to the dir}
 //	*.go             the guest (package main, built as a wasip1 reactor)
-//	gadget.wasm      built by Build (not committed)
-//	schema.bin       built by Build: the compiled schema, a serialized
+//	gadget.wasm      built by toolchain.Build (not committed)
+//	schema.bin       built by toolchain.Build: the compiled schema, a serialized
 //	                 capnp.schema.CodeGeneratorRequest (not committed)
-//
-// Build compiles a directory, Load reads a built one into a Bundle, and the
-// schema helpers here are what the server uses to validate an installed
-// blueprint's session interface.
 package blueprint

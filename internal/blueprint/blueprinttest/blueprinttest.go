@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gadgetd/gadgetd/internal/blueprint"
+	"github.com/gadgetd/gadgetd/internal/blueprint/toolchain"
 )
 
 // RepoRoot is the root of the gadgetd source tree.
@@ -90,7 +91,7 @@ func Example(t testing.TB, name string) string {
 	dir, err := once("example:"+src, func(out string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 		defer cancel()
-		return out, blueprint.BuildInto(ctx, src, out)
+		return out, toolchain.BuildInto(ctx, src, out)
 	})
 	if err != nil {
 		t.Fatalf("building example %s: %v", name, err)
@@ -119,7 +120,7 @@ func Wasm(t testing.TB, dir string) []byte {
 		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 		defer cancel()
 		wasm := out + ".wasm"
-		return wasm, blueprint.BuildWasm(ctx, dir, wasm)
+		return wasm, toolchain.BuildWasm(ctx, dir, wasm)
 	})
 	if err != nil {
 		t.Fatalf("building guest %s: %v", dir, err)
@@ -142,7 +143,7 @@ func Schema(t testing.TB, dir, file string) []byte {
 	path, err := once("schema:"+filepath.Join(dir, file), func(out string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 		defer cancel()
-		nodes, err := blueprint.CompileSchema(ctx, dir, file)
+		nodes, err := toolchain.CompileSchema(ctx, dir, file)
 		if err != nil {
 			return "", err
 		}
