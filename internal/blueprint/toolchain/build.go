@@ -152,3 +152,22 @@ func copyFile(from, to string) error {
 	}
 	return os.WriteFile(to, raw, 0o644)
 }
+
+// Prepare readies a new blueprint (package scaffold's) for the Go tools:
+// `go mod tidy`, then the bindings generated from its schema, so that go
+// test, go vet and an editor work on it before its first build.
+func Prepare(ctx context.Context, dir string) error {
+	m, err := blueprint.ReadManifest(dir)
+	if err != nil {
+		return err
+	}
+	if _, err := goCmd(ctx, dir, nil, "mod", "tidy"); err != nil {
+		return err
+	}
+	nodes, err := CompileSchema(ctx, dir, m.Schema)
+	if err != nil {
+		return err
+	}
+	_, err = GenerateBindings(ctx, dir, m.Schema, nodes)
+	return err
+}
