@@ -56,6 +56,7 @@ help:
 	@echo "make fmt           gofmt -w every Go file"
 	@echo "make interop       only the C++ interop test"
 	@echo "make bench         run the benchmarks and compare with their targets (docs/BENCHMARKS.md)"
+	@echo "make idle-rss      200 clients against gadgetd serve --dev, then its RSS as they leave (docs/BENCHMARKS.md)"
 	@echo "make soak          fuzz the frame decoder, the guarded RPC transport and the module checker (FUZZTIME=5m each),"
 	@echo "                   then stress the server with random pipelined call graphs (STRESSTIME=10m)"
 	@echo "make clean         remove build outputs (keeps ./gadgetd-data)"
@@ -136,6 +137,16 @@ interop: deps
 bench:
 	@mkdir -p bin
 	$(GO) run ./internal/cmd/benchreport -count $(COUNT) -benchtime $(BENCHTIME) | tee bin/bench.txt
+
+# How much memory the server gives back once its clients leave: starts
+# bin/gadgetd serve --dev on a temporary data directory and free loopback
+# ports, runs 200 concurrent counter clients (some watching), and prints its
+# RSS before, at the peak, and 0 s to 2 min after they left. A measurement,
+# not a test: it asserts nothing. make idle-rss IDLE_RSS_FLAGS="-clients 500"
+IDLE_RSS_FLAGS ?=
+.PHONY: idle-rss
+idle-rss: build
+	$(GO) run ./internal/cmd/idlerss -gadgetd $(BIN) $(IDLE_RSS_FLAGS)
 
 # Longer runs than make test affords. make test replays each fuzz target's
 # seeds and saved crashers; soak fuzzes for FUZZTIME each. make test runs the
