@@ -3,7 +3,7 @@
 //	gadgetd serve [--data DIR] [--http ADDR] [--capnp ADDR] [--config FILE] [--dev [--examples DIR]]
 //	gadgetd user add NAME [--data DIR]
 //	gadgetd ls | new BLUEPRINT [NAME] | rm ID
-//	gadgetd blueprint ls | install DIR | build DIR
+//	gadgetd blueprint ls | install DIR | build DIR | new NAME [DIR]
 //	gadgetd token ls | new [LABEL] [--expires DURATION] | revoke ID
 //
 // Client subcommands reach the server at $GADGETD_ADDR (default
@@ -48,6 +48,8 @@ $GADGETD_TOKEN):
   gadgetd blueprint ls          list the blueprints you can use
   gadgetd blueprint install DIR install a built blueprint directory
   gadgetd blueprint build DIR   build gadget.wasm and schema.bin in DIR
+  gadgetd blueprint new NAME [DIR] [--module PATH] [--sdk DIR]
+                                write a new blueprint, a Go module of its own
   gadgetd token ls              list your tokens (* marks the one in use)
   gadgetd token new [LABEL]     issue and print another token for you
       --expires DURATION        it stops working after DURATION (e.g. 720h)
@@ -114,6 +116,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return withClient(rest[1:], 1, 1, stdout, installBlueprint)
 		case "build":
 			return buildBlueprint(rest[1:], stdout)
+		case "new":
+			return newBlueprint(rest[1:], stdout)
 		}
 		return fmt.Errorf("%w: unknown blueprint subcommand %q", errUsage, rest[0])
 	case "token":
