@@ -267,6 +267,9 @@ func (l *listener) Changed(ctx context.Context, call counterpb.Listener_changed)
 	l.values = append(l.values, v)
 	l.mu.Unlock()
 	if l.onChanged != nil {
+		// onChanged may call back into the gadget, which may notify this
+		// listener again before it returns: let that call run meanwhile.
+		call.Go()
 		return l.onChanged(ctx, v)
 	}
 	return nil

@@ -175,11 +175,11 @@ func (inst *instance) wait() []byte {
 		abort(inst.violation("answered a call that was not delivered"))
 	}
 	top := inst.outbound[n-1]
+	var inbox <-chan *delivery
+	if !top.trusted {
+		inbox = inst.g.inbox
+	}
 	for {
-		var inbox <-chan *delivery
-		if !top.trusted && len(inst.nested) < maxNesting {
-			inbox = inst.g.inbox
-		}
 		select {
 		case <-top.ans.Done():
 			inst.outbound = inst.outbound[:n-1]
@@ -197,6 +197,14 @@ func (inst *instance) wait() []byte {
 			inst.beginScope()
 			return inst.exceptionFrame(fmt.Errorf("%s: a client's capability did not answer within %v (WithClientCallTimeout)", inst.g.cfg.name, inst.g.rt.cfg.clientCallTimeout))
 		case d := <-inbox:
+			if len(inst.nested) >= MaxNesting {
+				// The guest can take no deeper call, and this wait may
+				// be for this very one (a client's listener calling
+				// back on every change): left queued, both would wait
+				// until the client-call deadline.
+				d.fail(fmt.Errorf("%s: %w: calls into it are already nested %d deep (the bound) while it waits on clients' capabilities", inst.g.cfg.name, ErrOverloaded, MaxNesting))
+				continue
+			}
 			if b := inst.deliverNested(d); b != nil {
 				return b
 			}
@@ -206,9 +214,12 @@ func (inst *instance) wait() []byte {
 	}
 }
 
-// maxNesting bounds calls delivered into a guest that is itself waiting, so
+// MaxNesting bounds calls delivered into a guest that is itself waiting, so
 // a ping-pong between a gadget and a client cannot grow the stack forever.
-const maxNesting = 16
+// A call that arrives while the guest waits this deep fails at once with
+// ErrOverloaded: the worker cannot tell a call that the awaited client
+// makes (which would wait for its own caller) from anyone else's.
+const MaxNesting = 16
 
 // resultFrame turns the answer of an outbound call into the frame for the
 // guest and releases the call.
