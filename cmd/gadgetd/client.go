@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"text/tabwriter"
 	"time"
 
@@ -19,13 +20,16 @@ const clientTimeout = 2 * time.Minute
 // clientFunc is what a client subcommand does once logged in.
 type clientFunc func(ctx context.Context, ws schema.Workspace, args []string, stdout io.Writer) error
 
-// withClient parses a client subcommand that has no flags, logs in and runs
-// do.
-func withClient(args []string, minArgs, maxArgs int, stdout io.Writer, do clientFunc) error {
-	return withClientFlags(flag.NewFlagSet("gadgetd", flag.ContinueOnError), args, minArgs, maxArgs, stdout, do)
+// clientCommand is the run function of a client command called name that
+// takes no flags and minArgs to maxArgs arguments: it logs in and runs do.
+func clientCommand(name string, minArgs, maxArgs int, do clientFunc) func(args []string, stdout, stderr io.Writer) error {
+	return func(args []string, stdout, _ io.Writer) error {
+		return withClientFlags(flag.NewFlagSet(name, flag.ContinueOnError), args, minArgs, maxArgs, stdout, do)
+	}
 }
 
-// withClientFlags is withClient for a subcommand with the flags in fs.
+// withClientFlags parses a client command's flags (fs) and arguments, logs
+// in and runs do.
 func withClientFlags(fs *flag.FlagSet, args []string, minArgs, maxArgs int, stdout io.Writer, do clientFunc) error {
 	pos, err := parseFlags(fs, args, minArgs, maxArgs)
 	if err != nil {
@@ -217,6 +221,15 @@ func revokeToken(ctx context.Context, ws schema.Workspace, args []string, stdout
 	_, err := f.Struct()
 	return err
 }
+
+// capnpPrefix matches what go-capnp puts before a server's error text: the
+// schema file and method the error came through
+// ("workspace.capnp:Workspace.gadgets: "), once per hop.
+var capnpPrefix = regexp.MustCompile(`[\w-]+\.capnp:[\w.]+: `)
+
+// userMessage is the text of err for a person at a terminal: the server's
+// words without the RPC plumbing around them.
+func userMessage(err error) string { return capnpPrefix.ReplaceAllString(err.Error(), "") }
 
 // formatMillis formats a schema time (Unix milliseconds) in local time.
 func formatMillis(ms int64) string { return time.UnixMilli(ms).Local().Format(time.DateTime) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,11 +15,11 @@ func loadTLSConfig(certFile, keyFile string) (*tls.Config, error) {
 		return nil, nil
 	}
 	if certFile == "" || keyFile == "" {
-		return nil, fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
+		return nil, errors.New("a TLS certificate and its key go together: set both --tls-cert and --tls-key (tls.cert and tls.key in --config)")
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("loading --tls-cert and --tls-key: %w", err)
+		return nil, fmt.Errorf("loading the TLS certificate and key: %w", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

@@ -211,18 +211,16 @@ func TestServeWarnsOfAPlaintextListenerBeyondLoopback(t *testing.T) {
 	}
 }
 
-func TestBadTokenAndTLSCommandLinesFailClearly(t *testing.T) {
-	bin := buildBinary(t)
-	for _, args := range [][]string{{"token"}, {"token", "bogus"}, {"token", "revoke"}, {"token", "new", "a", "b"},
-		{"serve", "--tls-cert", "cert.pem"}, {"serve", "--tls-key", "key.pem"}} {
-		out, err := exec.Command(bin, args...).CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "Client (server at") {
-			t.Errorf("gadgetd %v: %v\n%s", args, err, out)
+func TestHalfATLSConfigurationAndMissingTLSFilesFailClearly(t *testing.T) {
+	for _, args := range [][]string{{"serve", "--tls-cert", "cert.pem"}, {"serve", "--tls-key", "key.pem"}} {
+		code, _, stderr := runInProcess(args...)
+		if code != 1 || !strings.Contains(stderr, "set both --tls-cert and --tls-key") {
+			t.Errorf("gadgetd %v: exit %d\n%s", args, code, stderr)
 		}
 	}
 	missing := filepath.Join(t.TempDir(), "missing.pem")
-	out, err := exec.Command(bin, "serve", "--data", t.TempDir(), "--tls-cert", missing, "--tls-key", missing).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "loading --tls-cert and --tls-key") {
-		t.Errorf("serve with a missing certificate: %v %s", err, out)
+	code, _, stderr := runInProcess("serve", "--data", t.TempDir(), "--tls-cert", missing, "--tls-key", missing)
+	if code != 1 || !strings.Contains(stderr, "loading the TLS certificate and key") || !strings.Contains(stderr, "missing.pem") {
+		t.Errorf("serve with a missing certificate: exit %d\n%s", code, stderr)
 	}
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -182,21 +182,115 @@ func TestServeDevPrintsALoginURLAndToken(t *testing.T) {
 	}
 }
 
-func TestBadCommandLinesFailWithUsage(t *testing.T) {
-	bin := buildBinary(t)
-	for _, args := range [][]string{{}, {"bogus"}, {"rm"}, {"new", "a", "b", "c"}, {"serve", "--nope"}, {"blueprint"}} {
-		out, err := exec.Command(bin, args...).CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "Client (server at") {
-			t.Errorf("gadgetd %v: %v\n%s", args, err, out)
+// runInProcess runs a command line the way main does and returns its exit
+// status and output.
+func runInProcess(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = runMain(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// wholeHelp is a line only the list of all commands prints.
+const wholeHelp = "Client (talks to a running server):"
+
+func TestEveryCommandAnswersHelpWithItsOwnUsage(t *testing.T) {
+	for _, c := range commands {
+		for _, help := range []string{"--help", "-h"} {
+			args := append(strings.Fields(c.name), help)
+			code, stdout, stderr := runInProcess(args...)
+			if code != 0 || !strings.HasPrefix(stdout, "usage: gadgetd "+c.usageLine()+"\n") || strings.Contains(stdout, wholeHelp) || stderr != "" {
+				t.Errorf("gadgetd %s: exit %d, stdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, stdout, stderr)
+			}
 		}
 	}
-	out, err := exec.Command(bin, "serve", "--config", "/nonexistent/gadgetd.conf", "--data", t.TempDir()).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "reading --config") {
-		t.Errorf("unreadable --config: %v %s", err, out)
+	code, stdout, _ := runInProcess("serve", "--help")
+	for _, flag := range []string{"--config FILE", "--data DIR", "--capnp ADDR", "--http ADDR", "--tls-cert FILE", "--dev", "default 127.0.0.1:7071"} {
+		if code != 0 || !strings.Contains(stdout, flag) {
+			t.Errorf("serve --help does not show %q:\n%s", flag, stdout)
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, bin, "--help").Output(); err != nil || !strings.Contains(string(out), "gadgetd serve") {
-		t.Errorf("--help: %v %s", err, out)
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		if code, stdout, _ := runInProcess(args...); code != 0 || !strings.Contains(stdout, wholeHelp) {
+			t.Errorf("gadgetd %v: exit %d\n%s", args, code, stdout)
+		}
+	}
+	if code, stdout, _ := runInProcess("token", "--help"); code != 0 || !strings.Contains(stdout, "gadgetd token revoke ID") || strings.Contains(stdout, "gadgetd ls") {
+		t.Errorf("token --help: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestAWrongCommandLinePrintsThatCommandsUsageLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"new"}, "gadgetd: new takes 1 to 2 arguments\nusage: gadgetd new BLUEPRINT [NAME]\n"},
+		{[]string{"new", "a", "b", "c"}, "usage: gadgetd new BLUEPRINT [NAME]\n"},
+		{[]string{"rm"}, "gadgetd: rm takes 1 argument\nusage: gadgetd rm ID\n"},
+		{[]string{"user", "add"}, "usage: gadgetd user add NAME [--data DIR]\n"},
+		{[]string{"blueprint", "install"}, "usage: gadgetd blueprint install DIR\n"},
+		{[]string{"token", "revoke"}, "usage: gadgetd token revoke ID\n"},
+		{[]string{"token", "new", "a", "b"}, "usage: gadgetd token new [LABEL] [--expires DURATION]\n"},
+		{[]string{"serve", "--nope"}, "flag provided but not defined: -nope\nusage: gadgetd serve [flags]\n"},
+		{[]string{"serve", "extra"}, "usage: gadgetd serve [flags]\n"},
+	} {
+		code, stdout, stderr := runInProcess(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, wholeHelp) || stdout != "" {
+			t.Errorf("gadgetd %v: exit %d, stderr:\n%s", tc.args, code, stderr)
+		}
+	}
+	// With no command, or one gadgetd does not have, the list of commands
+	// (of the group, if it names one) is the help.
+	for _, tc := range []struct {
+		args       []string
+		want, list string
+	}{
+		{nil, "no command given", wholeHelp},
+		{[]string{"bogus"}, `unknown command "bogus"`, wholeHelp},
+		{[]string{"blueprint"}, "blueprint needs a subcommand", "gadgetd blueprint install DIR"},
+		{[]string{"token", "bogus"}, `unknown token subcommand "bogus"`, "gadgetd token revoke ID"},
+	} {
+		code, _, stderr := runInProcess(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, tc.list) {
+			t.Errorf("gadgetd %v: exit %d, stderr:\n%s", tc.args, code, stderr)
+		}
+	}
+}
+
+func TestClientErrorsAreTheServersWordsWithoutRPCPrefixes(t *testing.T) {
+	bin := buildBinary(t)
+	data := t.TempDir()
+	out, err := exec.Command(bin, "user", "add", "alice", "--data", data).Output()
+	if err != nil {
+		t.Fatalf("user add: %v", err)
+	}
+	token := strings.TrimSpace(string(out))
+	addr, _, _, _ := startServe(t, bin, "--data", data)
+	for _, tc := range []struct {
+		token string
+		args  []string
+		want  string
+	}{
+		{"gdt_wrong", []string{"ls"}, "gadgetd: invalid token\n"},
+		{token, []string{"rm", "nosuchid"}, "gadgetd: unknown gadget id \"nosuchid\"\n"},
+		{token, []string{"token", "revoke", "nosuchid"}, "gadgetd: unknown token id \"nosuchid\"\n"},
+	} {
+		out, err := gadgetd(t, bin, addr, tc.token, tc.args...)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || out != tc.want {
+			t.Errorf("gadgetd %v: %v, printed %q, want %q", tc.args, err, out, tc.want)
+		}
+	}
+}
+
+func TestUserMessageDropsEveryCapnpMethodPrefix(t *testing.T) {
+	for in, want := range map[string]string{
+		"workspace.capnp:Workspace.gadgets: invalid token":                          "invalid token",
+		"workspace.capnp:Workspace.create: gadget.capnp:Gadget.open: out of memory": "out of memory",
+		"installing: workspace.capnp:BlueprintUpload.done: no such blueprint":       "installing: no such blueprint",
+		"connecting to gadgetd at 127.0.0.1:1: connection refused":                  "connecting to gadgetd at 127.0.0.1:1: connection refused",
+	} {
+		if got := userMessage(errors.New(in)); got != want {
+			t.Errorf("userMessage(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
-	"github.com/gadgetd/gadgetd/internal/blueprint/toolchain"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
@@ -28,35 +27,79 @@ const (
 	devTokenFile = "dev-token"
 )
 
+// serveHelp is what `gadgetd serve --help` says beyond the flags.
+const serveHelp = `It listens for Cap'n Proto clients on 127.0.0.1:7071 and for HTTP on
+127.0.0.1:7070, and keeps its store and compilation cache in ./gadgetd-data.
+--config FILE reads these and the server's limits and quotas from a TOML file
+(docs/gadgetd.example.toml shows every key with its default); a flag given on
+the command line overrides the file. A start that fails (a port in use, a bad
+TLS file, a bad configuration) leaves no new data directory behind.
+`
+
+// serveFlags are the flags of serve that override a key of the --config
+// file, each with the field it sets.
+var serveFlags = []struct {
+	name, usage string
+	field       func(*serveConfig) *string
+}{
+	{"data", "keep the store and the compilation cache in `DIR` (file: data)", func(c *serveConfig) *string { return &c.Data }},
+	{"http", "serve HTTP on `ADDR` (file: listen.http)", func(c *serveConfig) *string { return &c.Listen.HTTP }},
+	{"capnp", "serve Cap'n Proto on `ADDR` (file: listen.capnp)", func(c *serveConfig) *string { return &c.Listen.Capnp }},
+	{"tls-cert", "serve both listeners over TLS with the PEM certificate chain in `FILE` (file: tls.cert)", func(c *serveConfig) *string { return &c.TLS.Cert }},
+	{"tls-key", "the PEM private key of --tls-cert, in `FILE` (file: tls.key)", func(c *serveConfig) *string { return &c.TLS.Key }},
+}
+
 func serve(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	dataDir := fs.String("data", "./gadgetd-data", "data directory")
-	httpAddr := fs.String("http", "127.0.0.1:7070", "HTTP address")
-	capnpAddr := fs.String("capnp", "127.0.0.1:7071", "Cap'n Proto TCP address")
-	configFile := fs.String("config", "", "configuration file")
-	tlsCert := fs.String("tls-cert", "", "TLS certificate chain (PEM) for both listeners")
-	tlsKey := fs.String("tls-key", "", "TLS private key (PEM) for --tls-cert")
-	dev := fs.Bool("dev", false, "development mode")
-	examples := fs.String("examples", "./examples", "examples directory for --dev")
+	configFile := fs.String("config", "", "read the configuration from the TOML `FILE`; flags override it")
+	defaults := defaultServeConfig()
+	for _, f := range serveFlags {
+		fs.String(f.name, *f.field(&defaults), f.usage)
+	}
+	dev := fs.Bool("dev", false, `create user "demo" and print its token (the same one every start, kept in DIR/dev-token); install the built examples as builtin blueprints`)
+	examples := fs.String("examples", "./examples", "with --dev, install the built examples in `DIR` (make examples builds them)")
 	if _, err := parseFlags(fs, args, 0, 0); err != nil {
 		return err
 	}
-	if *configFile != "" {
-		// No setting lives in the file yet (services come later), but a
-		// file that was asked for and cannot be read must not be ignored.
-		if _, err := os.ReadFile(*configFile); err != nil {
-			return fmt.Errorf("reading --config: %w", err)
-		}
-	}
-
-	tlsConfig, err := loadTLSConfig(*tlsCert, *tlsKey)
+	cfg, err := loadConfig(*configFile)
 	if err != nil {
 		return err
 	}
+	fs.Visit(func(set *flag.Flag) {
+		for _, f := range serveFlags {
+			if f.name == set.Name {
+				*f.field(&cfg) = set.Value.String()
+			}
+		}
+	})
+	var devExamples string
+	if *dev {
+		devExamples = *examples
+	}
+	return runServer(cfg, devExamples, stdout, stderr)
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// runServer serves with cfg until SIGINT or SIGTERM; with devExamples set, it
+// sets up the demo user and the examples in it first. Everything that can
+// be checked without the data directory (the TLS files, the listeners) is
+// checked before it is touched, and a start that fails after creating the
+// data directory removes it again.
+func runServer(cfg serveConfig, devExamples string, stdout, stderr io.Writer) (err error) {
+	tlsConfig, err := loadTLSConfig(cfg.TLS.Cert, cfg.TLS.Key)
+	if err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	capnpLn, err := listen("capnp", cfg.Listen.Capnp, tlsConfig, logger)
+	if err != nil {
+		return err
+	}
+	defer capnpLn.Close()
+	httpLn, err := listen("http", cfg.Listen.HTTP, tlsConfig, logger)
+	if err != nil {
+		return err
+	}
+	defer httpLn.Close()
 
 	// Blueprints compile in a child process under hard limits: this binary,
 	// started as its hidden compile worker.
@@ -64,8 +107,20 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("finding the gadgetd binary to compile blueprints with: %w", err)
 	}
-	srv, err := server.Open(ctx, *dataDir, server.WithLogger(logger),
-		server.WithWasmOptions(wasmhost.WithCompileWorker(exe, compileWorkerCommand)))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	// Registered before the server's Close, so it runs after it.
+	started := false
+	if created := firstMissingDir(cfg.Data); created != "" {
+		defer func() {
+			if !started {
+				os.RemoveAll(created)
+			}
+		}()
+	}
+	srv, err := server.Open(ctx, cfg.Data, append(cfg.serverOptions(), server.WithLogger(logger),
+		server.WithWasmOptions(wasmhost.WithCompileWorker(exe, compileWorkerCommand)))...)
 	if err != nil {
 		return err
 	}
@@ -78,27 +133,17 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}()
 
 	var token string
-	if *dev {
-		if token, err = devSetup(ctx, srv, *dataDir, *examples, stderr); err != nil {
+	if devExamples != "" {
+		if token, err = devSetup(ctx, srv, cfg.Data, devExamples, stderr); err != nil {
 			return err
 		}
 	}
 
-	capnpLn, err := listen("capnp", *capnpAddr, tlsConfig, logger)
-	if err != nil {
-		return err
-	}
-	httpLn, err := listen("http", *httpAddr, tlsConfig, logger)
-	if err != nil {
-		capnpLn.Close()
-		return err
-	}
 	httpSrv := &http.Server{
 		Handler:           srv.HTTPHandler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-
 	errs := make(chan error, 2)
 	go func() { errs <- srv.ServeCapnp(capnpLn) }()
 	go func() {
@@ -106,6 +151,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 			errs <- err
 		}
 	}()
+	started = true
 	// With TLS the addresses carry their scheme, so they can be pasted into
 	// GADGETD_ADDR and a browser as they are.
 	capnpShown, httpShown, httpURL := capnpLn.Addr().String(), httpLn.Addr().String(), "http://"+httpLn.Addr().String()
@@ -114,7 +160,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "capnp listening on %s\n", capnpShown)
 	fmt.Fprintf(stdout, "http listening on %s\n", httpShown)
-	if *dev {
+	if devExamples != "" {
 		fmt.Fprintf(stdout, "login: %s/#token=%s\n", httpURL, token)
 		fmt.Fprintf(stdout, "GADGETD_TOKEN=%s\n", token)
 	}
@@ -130,11 +176,28 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	return serveErr
 }
 
-// devSetup creates the demo user and installs every example as a builtin.
-// It returns the demo user's token, the same one on every start (kept in
-// dataDir/dev-token, mode 0600) unless it was revoked. An example that does
-// not build is reported and skipped, so one broken example does not stop
-// development of the others.
+// firstMissingDir returns the outermost directory of path that does not
+// exist yet, the one creating path would create first, or "" if path
+// exists.
+func firstMissingDir(path string) string {
+	missing := ""
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
+			return missing
+		}
+		missing = p
+		if filepath.Dir(p) == p {
+			return missing
+		}
+	}
+}
+
+// devSetup creates the demo user and installs every built example as a
+// builtin. It returns the demo user's token, the same one on every start
+// (kept in dataDir/dev-token, mode 0600) unless it was revoked. It does not
+// build the examples (make examples does, once, and only when they changed):
+// an example that is not built, or does not load, is reported and skipped,
+// so one broken example does not stop development of the others.
 func devSetup(ctx context.Context, srv *server.Server, dataDir, examples string, stderr io.Writer) (string, error) {
 	token, err := srv.KeptToken(ctx, devUser, filepath.Join(dataDir, devTokenFile), "serve --dev")
 	if err != nil {
@@ -147,10 +210,6 @@ func devSetup(ctx context.Context, srv *server.Server, dataDir, examples string,
 	for _, e := range entries {
 		dir := filepath.Join(examples, e.Name())
 		if _, err := os.Stat(filepath.Join(dir, blueprint.ManifestFile)); !e.IsDir() || err != nil {
-			continue
-		}
-		if err := toolchain.Build(ctx, dir); err != nil {
-			fmt.Fprintf(stderr, "gadgetd: --dev: skipping example %s: %v\n", e.Name(), err)
 			continue
 		}
 		b, err := blueprint.Load(dir)

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/gadgetd/gadgetd/server"
+	"github.com/gadgetd/gadgetd/wasmhost"
+)
+
+// serveConfig is what `gadgetd serve` runs with. Each field starts at its
+// default (defaultServeConfig), a --config file (TOML, one key per field,
+// docs/gadgetd.example.toml) overrides what it sets, and flags override the
+// file. Every limit is a positive number: a key left out keeps its default.
+type serveConfig struct {
+	Data   string `toml:"data"`
+	Listen struct {
+		Capnp string `toml:"capnp"`
+		HTTP  string `toml:"http"`
+	} `toml:"listen"`
+	TLS struct {
+		Cert string `toml:"cert"`
+		Key  string `toml:"key"`
+	} `toml:"tls"`
+
+	Connections struct {
+		Max               count    `toml:"max"`
+		MaxMessageSize    size     `toml:"max_message_size"`
+		MaxCallsInFlight  count    `toml:"max_calls_in_flight"`
+		MaxCapsPerMessage count    `toml:"max_caps_per_message"`
+		IdleTimeout       duration `toml:"idle_timeout"`
+		MessageTimeout    duration `toml:"message_timeout"`
+	} `toml:"connections"`
+	Users struct {
+		MaxGadgets           count `toml:"max_gadgets"`
+		MaxBlueprintVersions count `toml:"max_blueprint_versions"`
+	} `toml:"users"`
+	Installs struct {
+		MaxConcurrent count    `toml:"max_concurrent"`
+		MaxPerUser    count    `toml:"max_per_user"`
+		Timeout       duration `toml:"timeout"`
+		CompileCPU    duration `toml:"compile_cpu_time"`
+		CompileMemory size     `toml:"compile_memory"`
+	} `toml:"installs"`
+	Uploads struct {
+		MaxPerUser count `toml:"max_per_user"`
+		MaxTotal   size  `toml:"max_total_size"`
+	} `toml:"uploads"`
+	Blueprints struct {
+		MaxWasmSize   size `toml:"max_wasm_size"`
+		MaxUISize     size `toml:"max_ui_size"`
+		MaxSchemaSize size `toml:"max_schema_size"`
+	} `toml:"blueprints"`
+	Storage struct {
+		MaxKeySize         size  `toml:"max_key_size"`
+		MaxValueSize       size  `toml:"max_value_size"`
+		MaxTotalSize       size  `toml:"max_total_size"`
+		MaxWritesPerCall   count `toml:"max_writes_per_call"`
+		MaxBufferedPerCall size  `toml:"max_buffered_per_call"`
+		MaxListSize        size  `toml:"max_list_size"`
+	} `toml:"storage"`
+	Gadgets struct {
+		Memory            size     `toml:"memory"`
+		MemoryBudget      size     `toml:"memory_budget"`
+		CallTimeout       duration `toml:"call_timeout"`
+		ClientCallTimeout duration `toml:"client_call_timeout"`
+		QueueLimit        count    `toml:"queue_limit"`
+		IdleTimeout       duration `toml:"idle_timeout"`
+		MaxLive           count    `toml:"max_live"`
+	} `toml:"gadgets"`
+}
+
+// defaultServeConfig is the configuration with no file and no flags: the
+// server's and the sandbox's own defaults.
+func defaultServeConfig() serveConfig {
+	var c serveConfig
+	c.Data = "./gadgetd-data"
+	c.Listen.Capnp, c.Listen.HTTP = "127.0.0.1:7071", "127.0.0.1:7070"
+
+	n, s, d := &c.Connections, &c.Users, &c.Installs
+	n.Max, n.MaxMessageSize, n.MaxCallsInFlight = server.DefaultMaxConnections, server.DefaultMaxMessageSize, server.DefaultMaxInFlight
+	n.MaxCapsPerMessage = server.DefaultMaxCapTable
+	n.IdleTimeout, n.MessageTimeout = duration(server.DefaultIdleTimeout), duration(server.DefaultMessageTimeout)
+	s.MaxGadgets, s.MaxBlueprintVersions = server.DefaultMaxGadgetsPerUser, server.DefaultMaxBlueprintVersionsPerUser
+	d.MaxConcurrent, d.MaxPerUser, d.Timeout = server.DefaultMaxCompiles, server.DefaultMaxCompilesPerUser, duration(server.DefaultInstallTimeout)
+	d.CompileCPU, d.CompileMemory = duration(wasmhost.DefaultCompileCPUTime), wasmhost.DefaultCompileMemory
+
+	c.Uploads.MaxPerUser, c.Uploads.MaxTotal = server.DefaultUploadsPerUser, server.DefaultUploadBytes
+	b := &c.Blueprints
+	b.MaxWasmSize, b.MaxUISize, b.MaxSchemaSize = server.DefaultMaxWasmSize, server.DefaultMaxUISize, server.DefaultMaxSchemaSize
+	st := &c.Storage
+	st.MaxKeySize, st.MaxValueSize, st.MaxTotalSize = server.DefaultMaxKeySize, server.DefaultMaxValueSize, server.DefaultMaxStorageSize
+	st.MaxWritesPerCall, st.MaxBufferedPerCall, st.MaxListSize = server.DefaultMaxCallWrites, server.DefaultMaxCallBytes, server.DefaultMaxListBytes
+	g := &c.Gadgets
+	g.Memory, g.MemoryBudget = wasmhost.DefaultMemoryLimit, wasmhost.DefaultMemoryBudget
+	g.CallTimeout, g.ClientCallTimeout = duration(wasmhost.DefaultCallTimeout), duration(wasmhost.DefaultClientCallTimeout)
+	g.QueueLimit, g.IdleTimeout, g.MaxLive = wasmhost.DefaultQueueLimit, duration(wasmhost.DefaultIdleTimeout), wasmhost.DefaultMaxLive
+	return c
+}
+
+// loadConfig returns the defaults overridden by the TOML file at path, if
+// path is not empty. A key the configuration does not have is an error that
+// names it: a misspelt limit must not silently keep its default.
+func loadConfig(path string) (serveConfig, error) {
+	c := defaultServeConfig()
+	if path == "" {
+		return c, nil
+	}
+	md, err := toml.DecodeFile(path, &c)
+	if err != nil {
+		return c, fmt.Errorf("--config %s: %w", path, err)
+	}
+	if unknown := md.Undecoded(); len(unknown) > 0 {
+		keys := make([]string, len(unknown))
+		for i, k := range unknown {
+			keys[i] = k.String()
+		}
+		return c, fmt.Errorf("--config %s: unknown key %s (docs/gadgetd.example.toml lists every key)", path, strings.Join(keys, ", "))
+	}
+	return c, nil
+}
+
+// serverOptions maps the limits to the server's options, one line each.
+func (c *serveConfig) serverOptions() []server.Option {
+	n, u, i, up, b, s, g := &c.Connections, &c.Users, &c.Installs, &c.Uploads, &c.Blueprints, &c.Storage, &c.Gadgets
+	return []server.Option{
+		server.WithMaxConnections(int(n.Max)),
+		server.WithMaxMessageSize(uint64(n.MaxMessageSize)),
+		server.WithMaxInFlightCalls(int(n.MaxCallsInFlight)),
+		server.WithMaxCapTable(int(n.MaxCapsPerMessage)),
+		server.WithConnTimeouts(time.Duration(n.IdleTimeout), time.Duration(n.MessageTimeout)),
+		server.WithUserQuotas(int(u.MaxGadgets), int(u.MaxBlueprintVersions)),
+		server.WithInstallLimits(int(i.MaxConcurrent), int(i.MaxPerUser)),
+		server.WithInstallTimeout(time.Duration(i.Timeout)),
+		server.WithUploadLimits(int(up.MaxPerUser), uint64(up.MaxTotal)),
+		server.WithBlueprintLimits(int(b.MaxWasmSize), int(b.MaxUISize), int(b.MaxSchemaSize)),
+		server.WithStorageLimits(int(s.MaxKeySize), int(s.MaxValueSize), int64(s.MaxTotalSize)),
+		server.WithStorageCallLimits(int(s.MaxWritesPerCall), int64(s.MaxBufferedPerCall), int64(s.MaxListSize)),
+		server.WithWasmOptions(
+			wasmhost.WithMemoryLimit(uint64(g.Memory)),
+			wasmhost.WithMemoryBudget(uint64(g.MemoryBudget)),
+			wasmhost.WithCallTimeout(time.Duration(g.CallTimeout)),
+			wasmhost.WithClientCallTimeout(time.Duration(g.ClientCallTimeout)),
+			wasmhost.WithQueueLimit(int(g.QueueLimit)),
+			wasmhost.WithIdleTimeout(time.Duration(g.IdleTimeout)),
+			wasmhost.WithMaxLiveInstances(int(g.MaxLive)),
+			wasmhost.WithCompileLimits(time.Duration(i.CompileCPU), uint64(i.CompileMemory)),
+		),
+	}
+}
+
+// The value types of the file. Each refuses what no limit can be, so a
+// wrong value fails at load with the key it belongs to.
+type (
+	// count is a positive whole number.
+	count int
+	// size is a positive number of bytes: an integer, or a string with a
+	// unit: "512", "64KiB", "9MiB", "2GiB".
+	size int64
+	// duration is a positive Go duration string: "30s", "10m", "1h30m".
+	duration time.Duration
+)
+
+// maxValue keeps every count and size within an int on any platform.
+const maxValue = math.MaxInt32
+
+func (c *count) UnmarshalTOML(v any) error {
+	n, ok := v.(int64)
+	if !ok || n < 1 || n > maxValue {
+		return fmt.Errorf("want a whole number from 1 to %d, got %v", maxValue, v)
+	}
+	*c = count(n)
+	return nil
+}
+
+var sizeUnits = []struct {
+	suffix string
+	bytes  int64
+}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}, {"", 1}}
+
+func (s *size) UnmarshalTOML(v any) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return fmt.Errorf(`want a size from 1 byte to 1TiB, such as 4096 or "64MiB": %w`, err)
+	}
+	*s = size(n)
+	return nil
+}
+
+func parseSize(v any) (int64, error) {
+	var n int64
+	switch v := v.(type) {
+	case int64:
+		n = v
+	case string:
+		for _, u := range sizeUnits {
+			if digits, ok := strings.CutSuffix(v, u.suffix); ok {
+				d, err := strconv.ParseInt(strings.TrimSpace(digits), 10, 64)
+				if err != nil || d > (1<<40)/u.bytes {
+					return 0, fmt.Errorf("got %q", v)
+				}
+				n = d * u.bytes
+				break
+			}
+		}
+	default:
+		return 0, fmt.Errorf("got %v", v)
+	}
+	if n < 1 || n > 1<<40 {
+		return 0, fmt.Errorf("got %v", v)
+	}
+	return n, nil
+}
+
+func (d *duration) UnmarshalTOML(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Errorf(`want a duration such as "30s" or "10m", got %v`, v)
+	}
+	t, err := time.ParseDuration(s)
+	if err != nil || t <= 0 {
+		return fmt.Errorf(`want a positive duration such as "30s" or "10m", got %q`, s)
+	}
+	*d = duration(t)
+	return nil
+}
