@@ -40,9 +40,9 @@ func GenerateBindings(ctx context.Context, dir, file string, nodes []byte) (stri
 			"Write $Go.import(%q); if the file was copied from another blueprint, also give it a fresh id (capnp id)",
 			file, goImport, dirPkg, dirPkg)
 	}
-	if _, err := exec.LookPath("capnpc-go"); err != nil {
-		return "", errors.New("capnpc-go, the Go plugin of the capnp compiler, is not on PATH " +
-			"(go install capnproto.org/go/capnp/v3/capnpc-go@<the go-capnp version in go.mod>; the gadgetd Makefile installs it into $(go env GOPATH)/bin)")
+	plugin, err := findPlugin(ctx, dir)
+	if err != nil {
+		return "", err
 	}
 	std, err := goCapnpStd(ctx, dir)
 	if err != nil {
@@ -55,7 +55,7 @@ func GenerateBindings(ctx context.Context, dir, file string, nodes []byte) (stri
 	defer os.RemoveAll(tmp)
 	// --src-prefix as in scripts/schema.sh, so the names compiled into the
 	// code do not depend on where the blueprint is.
-	if err := runCapnp(ctx, dir, new(bytes.Buffer), "compile", "-I"+std, "-ogo:"+tmp, "--src-prefix="+schemaDir, file); err != nil {
+	if err := runCapnp(ctx, dir, new(bytes.Buffer), "compile", "-I"+std, "-o"+plugin+":"+tmp, "--src-prefix="+schemaDir, file); err != nil {
 		return "", fmt.Errorf("generating the Go bindings of %s: %w", filepath.Join(dir, file), err)
 	}
 	name := filepath.Base(file) + ".go"
@@ -67,6 +67,29 @@ func GenerateBindings(ctx context.Context, dir, file string, nodes []byte) (stri
 		return "", fmt.Errorf("generating the Go bindings of %s: the generated code is not package %s", file, goPkg)
 	}
 	return goImport, writeIfChanged(filepath.Join(dir, schemaDir, name), code)
+}
+
+// findPlugin returns the path of capnpc-go, the capnp compiler's Go plugin:
+// on PATH, or where go install puts it ($(go env GOBIN), else
+// $(go env GOPATH)/bin), which is often not on PATH.
+func findPlugin(ctx context.Context, dir string) (string, error) {
+	const name = "capnpc-go"
+	if p, err := exec.LookPath(name); err == nil {
+		return filepath.Abs(p)
+	}
+	env, err := goCmd(ctx, dir, nil, "env", "GOBIN", "GOPATH")
+	if err == nil {
+		gobin, gopath, _ := strings.Cut(strings.TrimRight(env, "\n"), "\n")
+		if gobin == "" {
+			gobin = filepath.Join(gopath, "bin")
+		}
+		p := filepath.Join(gobin, name)
+		if _, err := exec.LookPath(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("capnpc-go, the Go plugin of the capnp compiler, is neither on PATH nor in $(go env GOPATH)/bin " +
+		"(go install capnproto.org/go/capnp/v3/capnpc-go@VERSION, with the go-capnp version of the blueprint's go.mod; in a gadgetd checkout, make deps)")
 }
 
 // goAnnotations returns the $Go.package and $Go.import of the file a

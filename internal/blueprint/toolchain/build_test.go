@@ -3,6 +3,7 @@ package toolchain_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,4 +139,28 @@ func TestBuildRegeneratesTheBindingsFromTheSchema(t *testing.T) {
 	if !strings.Contains(b.SchemaSource, "reset @3") || !strings.HasPrefix(string(b.Wasm), "\x00asm") {
 		t.Error("the built blueprint lacks the edited schema or the module")
 	}
+}
+
+// TestMissingPluginIsExplained: without capnpc-go (on PATH or in GOBIN) the
+// build says what is missing and how to install it.
+func TestMissingPluginIsExplained(t *testing.T) {
+	dir, _ := copyCounter(t, fixGoImport)
+	var path []string
+	for _, tool := range []string{"go", "capnp"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = append(path, filepath.Dir(p))
+	}
+	if _, err := exec.LookPath("capnpc-go"); err == nil {
+		for _, d := range path {
+			if _, err := os.Stat(filepath.Join(d, "capnpc-go")); err == nil {
+				t.Skipf("capnpc-go is installed beside go or capnp (%s), so it cannot be hidden", d)
+			}
+		}
+	}
+	t.Setenv("PATH", strings.Join(path, string(os.PathListSeparator)))
+	t.Setenv("GOBIN", t.TempDir())
+	requireErr(t, toolchain.Build(buildCtx(t), dir), "capnpc-go, the Go plugin of the capnp compiler, is neither on PATH nor in", "go install capnproto.org/go/capnp/v3/capnpc-go@")
 }
