@@ -58,8 +58,8 @@ with that directory.
 // newBlueprint is `gadgetd blueprint new NAME [DIR] [--module PATH] [--sdk DIR]`.
 func newBlueprint(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("blueprint new", flag.ContinueOnError)
-	module := fs.String("module", "", "Go module path (default example.com/NAME)")
-	sdk := fs.String("sdk", "", "gadgetd checkout to build the gadget against (for a development build of gadgetd)")
+	module := fs.String("module", "", "the blueprint's Go module `path` (default example.com/NAME)")
+	sdk := fs.String("sdk", "", "the gadgetd checkout (`dir`) to build against, for a development build of gadgetd")
 	pos, err := parseFlags(fs, args, 1, 2)
 	if err != nil {
 		return err
