@@ -118,9 +118,10 @@ func (g *Gadget) Open(t testing.TB, caller Caller) capnp.Client {
 	return session
 }
 
-// Restart ends the gadget's instance and starts a new one on the same
-// storage, as gadgetd does when an idle gadget is evicted: whatever must
-// survive has to be in storage. Sessions opened before are gone.
+// Restart closes the gadget and starts it again on the same storage: a
+// fresh instance, as gadgetd starts one after stopping an idle gadget or
+// after a server restart, so a test can check that what must last is in
+// storage. Sessions opened before the restart fail; open new ones.
 func (g *Gadget) Restart(t testing.TB) {
 	t.Helper()
 	g.gadget.Close()
