@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"capnproto.org/go/capnp/v3"
 	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 
 	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
@@ -61,6 +62,41 @@ func TestMessagesHeldBehindASlowAnswerAreBounded(t *testing.T) {
 	requireServesOthers(t, addr)
 }
 
+// The bytes of held messages are bounded as well as their number: each may
+// be as large as MaxMessageSize (9 MiB), so 2×MaxInFlight of them alone
+// could hold gigabytes. Held messages other than calls (whose bytes count in
+// MaxInFlightBytes already) may hold MaxInFlightBytes more; here 1 MiB,
+// which Disembargos padded to 200 KiB pass long before their number does.
+func TestBytesHeldBehindASlowAnswerAreBounded(t *testing.T) {
+	const limit, budget, padding = 8, 1 << 20, 200 << 10
+	gate := make(chan struct{})
+	addr, _ := serve(t, &plaincounter.Counter{Gate: gate}, 0, rpcguard.Limits{MaxInFlight: limit, MaxInFlightBytes: budget})
+	t.Cleanup(func() { close(gate) })
+
+	attacker := dialRaw(t, addr)
+	attacker.bootstrap(0)
+	attacker.awaitReturn(0)
+	const slow = 1
+	attacker.call(slow, 0, methodIncrement, 0, 0)
+	// Five fit the bytes bound, far below the count bound; the sixth is
+	// past it.
+	for range budget/padding + 1 {
+		attacker.send(func(m rpccp.Message) error {
+			if _, err := capnp.NewData(m.Segment(), make([]byte, padding)); err != nil {
+				return err
+			}
+			return buildDisembargo(m, slow)
+		})
+	}
+
+	reason := attacker.abortReason(10 * time.Second)
+	if want := fmt.Sprintf("the limit is %d", budget); !strings.Contains(reason, "bytes of messages wait for answers that have not returned") || !strings.Contains(reason, want) {
+		t.Fatalf("abort reason = %q, want it to name the bytes held and %q", reason, want)
+	}
+	attacker.requireHungUp()
+	requireServesOthers(t, addr)
+}
+
 // awaitReturn reads the server's messages until the Return for question qid.
 func (p *rawPeer) awaitReturn(qid uint32) {
 	p.t.Helper()
@@ -95,20 +131,22 @@ func (p *rawPeer) finish(qid uint32) {
 // disembargo sends a senderLoopback Disembargo aimed at the answer to
 // question target.
 func (p *rawPeer) disembargo(target uint32) {
-	p.send(func(m rpccp.Message) error {
-		d, err := m.NewDisembargo()
-		if err != nil {
-			return err
-		}
-		d.Context().SetSenderLoopback(0)
-		tgt, err := d.NewTarget()
-		if err != nil {
-			return err
-		}
-		pa, err := tgt.NewPromisedAnswer()
-		pa.SetQuestionId(target)
+	p.send(func(m rpccp.Message) error { return buildDisembargo(m, target) })
+}
+
+func buildDisembargo(m rpccp.Message, target uint32) error {
+	d, err := m.NewDisembargo()
+	if err != nil {
 		return err
-	})
+	}
+	d.Context().SetSenderLoopback(0)
+	tgt, err := d.NewTarget()
+	if err != nil {
+		return err
+	}
+	pa, err := tgt.NewPromisedAnswer()
+	pa.SetQuestionId(target)
+	return err
 }
 
 // requireHungUp fails the test unless the server has closed the connection:

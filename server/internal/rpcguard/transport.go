@@ -29,7 +29,8 @@ package rpcguard
 // Pipelining still costs the client one round trip: the server, not the
 // network, does the waiting. Held messages keep their relative order when
 // they name a common question (E-order); messages that name nothing held go
-// ahead.
+// ahead. A connection holds at most 2×MaxInFlight messages, and at most
+// MaxInFlightBytes of those that are not calls; past either it is closed.
 //
 // Exports: exports.go mirrors the reference counts of rpc.Conn's export
 // table from the messages that pass, to bound what the peer holds of ours.
@@ -72,12 +73,16 @@ type Limits struct {
 	MaxPipelineOps int
 	// MaxInFlight bounds the peer's calls (and bootstraps) the server is
 	// still working on, held ones included. Past it a call is answered with
-	// an "overloaded" exception without reaching the RPC layer.
+	// an "overloaded" exception without reaching the RPC layer. Twice it
+	// bounds the messages of all kinds held for answers still running;
+	// past that the connection is closed.
 	MaxInFlight int
 	// MaxInFlightBytes bounds the message bytes of the peer's calls the
 	// server is still working on, held ones included: with MaxInFlight it
 	// bounds what the peer's calls make the server hold. Past it a call is
-	// answered "overloaded" like past MaxInFlight.
+	// answered "overloaded" like past MaxInFlight. It also bounds, apart,
+	// the bytes of other messages held for answers still running (Finish,
+	// Release, Disembargo); past that the connection is closed.
 	MaxInFlightBytes uint64
 	// MaxOpenAnswers bounds answers the server holds for the peer: running
 	// ones plus returned ones the peer has not finished yet. It is far above
@@ -268,8 +273,9 @@ const readAhead = 16
 
 // maxHeld bounds the messages held for unreturned answers: the calls that
 // may be in flight, and as many other messages (Finish, Release, Disembargo)
-// behind them. Past it the connection is closed (file).
-func maxHeld(l Limits) int { return 2 * l.MaxInFlight }
+// behind them. Past it, or past MaxInFlightBytes of those other messages
+// (held calls count in runBytes already), the connection is closed (file).
+func maxHeld(b Budget) int { return 2 * b.MaxInFlight }
 
 // Transport is a transport.Transport over a net.Conn that enforces Limits.
 type Transport struct {
@@ -289,6 +295,7 @@ type Transport struct {
 	runBytes uint64              // their message bytes
 	rejected map[uint32]struct{} // questions we answered ourselves; their Finish is ours to swallow
 	held     []*heldMessage      // messages rpc.Conn must not see yet, in arrival order
+	heldSize uint64              // message bytes of held messages that are not calls
 	exports  exportTable         // what the peer holds of ours, mirrored from rpc.Conn's
 	ready    []transport.IncomingMessage
 	readErr  error // why the reader stopped; RecvMessage returns it once ready is empty
@@ -300,6 +307,7 @@ type Transport struct {
 type heldMessage struct {
 	in   transport.IncomingMessage
 	refs []ref
+	size uint64 // its bytes in heldSize: 0 for a call, counted in runBytes
 }
 
 // ref is something a message names that can order it behind held messages:
@@ -551,11 +559,22 @@ func (t *Transport) file(in transport.IncomingMessage) error {
 		// Releasing held messages rescans them (quadratic in their
 		// number), so the bound is small: held calls are within
 		// MaxInFlight anyway, and an honest peer holds few others.
-		if len(t.held) >= maxHeld(t.lim) {
+		// Each may be MaxMessageSize, so their bytes are bounded too.
+		b := t.budget()
+		var size uint64
+		if _, isCall := questionOf(in.Message()); !isCall {
+			size = sizeOf(in.Message())
+		}
+		switch {
+		case len(t.held) >= maxHeld(b):
 			in.Release()
 			return fmt.Errorf("%w: %d messages wait for answers that have not returned", ErrLimit, len(t.held))
+		case t.heldSize+size > b.MaxInFlightBytes:
+			in.Release()
+			return fmt.Errorf("%w: %d bytes of messages wait for answers that have not returned, and this one is %d; the limit is %d", ErrLimit, t.heldSize, size, b.MaxInFlightBytes)
 		}
-		t.held = append(t.held, &heldMessage{in: in, refs: refs})
+		t.heldSize += size
+		t.held = append(t.held, &heldMessage{in: in, refs: refs, size: size})
 		return nil
 	}
 	t.pass(in)
@@ -622,6 +641,7 @@ func (t *Transport) releaseHeld() {
 		kept := t.held[:0]
 		for _, h := range t.held {
 			if t.mayPass(h.refs, kept) {
+				t.heldSize -= h.size
 				t.pass(h.in)
 				moved = true
 				continue
