@@ -1,0 +1,46 @@
+// Command testgadget is the gadget package guesttest's own test runs, with
+// no schema of its own: Open writes the caller's id under "opened-by", and
+// the session it returns is the gadget's storage itself.
+package main
+
+import (
+	"context"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/wasmhost/guest"
+)
+
+func init() { guest.Serve(app{}) }
+
+func main() {}
+
+type app struct{}
+
+func (app) Open(ctx context.Context, call schema.Guest_open) error {
+	caller, err := call.Args().Caller()
+	if err != nil {
+		return err
+	}
+	id, err := caller.UserId()
+	if err != nil {
+		return err
+	}
+	storage := guest.Storage(ctx)
+	f, release := storage.Put(ctx, func(p schema.Storage_put_Params) error {
+		if err := p.SetKey("opened-by"); err != nil {
+			return err
+		}
+		return p.SetValue([]byte(id))
+	})
+	defer release()
+	if _, err := f.Struct(); err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetSession(capnp.Client(storage).AddRef())
+}
