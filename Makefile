@@ -46,9 +46,10 @@ RUN_FLAGS ?=
 
 .PHONY: help
 help:
-	@echo "make run           build, build the examples, start gadgetd serve --dev (./gadgetd-data)"
+	@echo "make run           build gadgetd and the examples, start gadgetd serve --dev (./gadgetd-data;"
+	@echo "                   HTTP 127.0.0.1:7070, Cap'n Proto 127.0.0.1:7071; RUN_FLAGS=\"...\" adds serve flags)"
 	@echo "make build         build $(BIN)"
-	@echo "make examples      build every examples/*/blueprint.json (guest wasm + schema)"
+	@echo "make examples      build the examples/*/blueprint.json that changed (guest wasm + schema)"
 	@echo "make test          deps, schema-check, gofmt, vet, then every test (RACE=0 to skip -race)"
 	@echo "make deps          install what the build and the tests need (scripts/deps.sh)"
 	@echo "make schema        regenerate the committed Go code from every .capnp with \$$Go.import"
@@ -69,16 +70,39 @@ deps:
 build:
 	$(GO) build -o $(BIN) ./cmd/gadgetd
 
-.PHONY: examples
-examples: deps build
-	@if [ -z "$(EXAMPLES)" ]; then echo "no examples/*/blueprint.json found" >&2; exit 1; fi
-	@for ex in $(EXAMPLES); do \
-		echo "blueprint build $$ex"; \
-		./$(BIN) blueprint build "$$ex"; \
-	done
+# make run needs only what running needs: Go, and capnp and capnpc-go for
+# blueprint build (scripts/deps.sh --run); none of the test tools.
+.PHONY: run-deps
+run-deps:
+	@scripts/deps.sh --run
 
+# The examples are built here and only here (serve --dev installs them as
+# built), and only when they changed: an example's outputs depend on every
+# file of this repository's packages it is built from (its own, the guest
+# SDK, the schema: go list -deps) and on go.mod and go.sum. Secondary
+# expansion runs go list only for the examples make considers. An example
+# that does not build loses its outputs, so serve --dev skips it rather than
+# serve a stale one, and the others still run.
+example_inputs = $(filter-out %/gadget.wasm %/schema.bin,$(wildcard $(addsuffix /*, \
+	$(shell GOOS=wasip1 GOARCH=wasm $(GO) list -deps -f '{{if and .Module .Module.Main}}{{.Dir}}{{end}}' ./$(1)))))
+
+.SECONDEXPANSION:
+examples/%/gadget.wasm examples/%/schema.bin: $$(call example_inputs,examples/$$*) go.mod go.sum | run-deps build
+	@echo "gadgetd blueprint build examples/$*"
+	@if ./$(BIN) blueprint build examples/$* >/dev/null; then \
+		touch examples/$*/gadget.wasm examples/$*/schema.bin; \
+	else \
+		rm -f examples/$*/gadget.wasm examples/$*/schema.bin; \
+		echo "make: example $* does not build; serve --dev will skip it" >&2; \
+	fi
+
+.PHONY: examples
+examples: $(addsuffix /gadget.wasm,$(EXAMPLES))
+	@if [ -z "$(EXAMPLES)" ]; then echo "no examples/*/blueprint.json found" >&2; exit 1; fi
+
+# RUN_FLAGS adds flags to serve: make run RUN_FLAGS="--config gadgetd.toml"
 .PHONY: run
-run: examples
+run: run-deps build examples
 	./$(BIN) serve --dev $(RUN_FLAGS)
 
 .PHONY: schema
@@ -145,7 +169,7 @@ bench:
 # not a test: it asserts nothing. make idle-rss IDLE_RSS_FLAGS="-clients 500"
 IDLE_RSS_FLAGS ?=
 .PHONY: idle-rss
-idle-rss: build
+idle-rss: examples
 	$(GO) run ./internal/cmd/idlerss -gadgetd $(BIN) $(IDLE_RSS_FLAGS)
 
 # Longer runs than make test affords. make test replays each fuzz target's

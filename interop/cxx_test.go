@@ -202,6 +202,8 @@ var (
 
 func startGadgetd(t *testing.T, bin, root, tmp string) *server {
 	t.Helper()
+	// serve --dev installs the built examples; it does not build them.
+	run(t, buildTimeout, root, bin, "blueprint", "build", "examples/counter")
 	args := []string{
 		"serve", "--dev",
 		"--data", filepath.Join(tmp, "data"),

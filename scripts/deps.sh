@@ -5,6 +5,8 @@
 #
 #   scripts/deps.sh              core tools: capnp, libcapnp-dev, wabt, g++,
 #                                make, pkg-config, capnpc-go, gotestsum
+#   scripts/deps.sh --run        only what make run needs: capnp and
+#                                capnpc-go (blueprint build)
 #   scripts/deps.sh --browser    also chromium and chromium-driver (browser
 #                                tests); GADGETD_DEPS_BROWSER=1 does the same
 #   scripts/deps.sh --check      install nothing; report what is missing and
@@ -26,12 +28,14 @@ APT_BROWSER=(chromium chromium-driver)
 
 browser=${GADGETD_DEPS_BROWSER:-0}
 check_only=0
+run_only=0
 for arg in "$@"; do
 	case "$arg" in
 	--browser) browser=1 ;;
+	--run) run_only=1 ;;
 	--check) check_only=1 ;;
 	-h | --help)
-		sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -85,11 +89,16 @@ go_tool() {
 
 go_missing=0
 go_tool capnpc-go capnproto.org/go/capnp/v3 "$CAPNPC_GO_VERSION" capnproto.org/go/capnp/v3/capnpc-go
-go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION" gotest.tools/gotestsum
+if [[ "$run_only" != 1 ]]; then
+	go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION" gotest.tools/gotestsum
+fi
 
 # --- Debian packages -------------------------------------------------------
 
 want=("${APT_CORE[@]}")
+if [[ "$run_only" == 1 ]]; then
+	want=(capnproto)
+fi
 if [[ "$browser" == 1 ]]; then
 	want+=("${APT_BROWSER[@]}")
 fi
@@ -108,11 +117,13 @@ if command -v dpkg-query >/dev/null 2>&1; then
 else
 	# Not Debian: fall back to looking for the commands and the library.
 	command -v capnp >/dev/null 2>&1 || missing+=(capnproto)
-	pkg-config --exists capnp-rpc 2>/dev/null || missing+=(libcapnp-dev)
-	command -v wasm2wat >/dev/null 2>&1 || missing+=(wabt)
-	command -v g++ >/dev/null 2>&1 || missing+=(g++)
-	command -v make >/dev/null 2>&1 || missing+=(make)
-	command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+	if [[ "$run_only" != 1 ]]; then
+		pkg-config --exists capnp-rpc 2>/dev/null || missing+=(libcapnp-dev)
+		command -v wasm2wat >/dev/null 2>&1 || missing+=(wabt)
+		command -v g++ >/dev/null 2>&1 || missing+=(g++)
+		command -v make >/dev/null 2>&1 || missing+=(make)
+		command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+	fi
 	if [[ "$browser" == 1 ]]; then
 		command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 		command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
