@@ -38,7 +38,9 @@
 // gadget. The worker then delivers that call into the waiting guest, as the
 // answer to its pending exchange, and resumes the wait when the guest has
 // answered it. Calls to the host's own services (Host, Storage) cannot
-// re-enter, so no delivery happens during them. Nested delivery is bounded.
+// re-enter, so no delivery happens during them. Nested delivery is bounded
+// by MaxNesting: a call that arrives while the guest waits that deep fails
+// at once as overloaded, since it may be the awaited client calling back.
 // A call to a client's capability is also bounded in time, by
 // WithClientCallTimeout, shorter than the call deadline: past it only that
 // call fails, as an exception the guest sees, so a client that never
