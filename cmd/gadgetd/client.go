@@ -224,8 +224,9 @@ func revokeToken(ctx context.Context, ws schema.Workspace, args []string, stdout
 
 // capnpPrefix matches what go-capnp puts before a server's error text: the
 // schema file and method the error came through
-// ("workspace.capnp:Workspace.gadgets: "), once per hop.
-var capnpPrefix = regexp.MustCompile(`[\w-]+\.capnp:[\w.]+: `)
+// ("workspace.capnp:Workspace.gadgets: "), once per hop. Interface names
+// start with a capital, which tells it from a compiler's "x.capnp:12: ".
+var capnpPrefix = regexp.MustCompile(`[\w-]+\.capnp:[A-Z]\w*(\.\w+)+: `)
 
 // userMessage is the text of err for a person at a terminal: the server's
 // words without the RPC plumbing around them.

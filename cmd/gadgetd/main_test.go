@@ -287,6 +287,7 @@ func TestUserMessageDropsEveryCapnpMethodPrefix(t *testing.T) {
 		"workspace.capnp:Workspace.gadgets: invalid token":                          "invalid token",
 		"workspace.capnp:Workspace.create: gadget.capnp:Gadget.open: out of memory": "out of memory",
 		"installing: workspace.capnp:BlueprintUpload.done: no such blueprint":       "installing: no such blueprint",
+		"compiling x.capnp: x.capnp:12: error: Parse error.":                        "compiling x.capnp: x.capnp:12: error: Parse error.",
 		"connecting to gadgetd at 127.0.0.1:1: connection refused":                  "connecting to gadgetd at 127.0.0.1:1: connection refused",
 	} {
 		if got := userMessage(errors.New(in)); got != want {
