@@ -16,7 +16,8 @@ import (
 // serveConfig is what `gadgetd serve` runs with. Each field starts at its
 // default (defaultServeConfig), a --config file (TOML, one key per field,
 // docs/gadgetd.example.toml) overrides what it sets, and flags override the
-// file. Every limit is a positive number: a key left out keeps its default.
+// file. Every limit is a positive number: a key left out keeps its default
+// (zero here for the few whose default depends on other keys).
 type serveConfig struct {
 	Data   string `toml:"data"`
 	Listen struct {
@@ -72,6 +73,8 @@ type serveConfig struct {
 		QueueLimit        count    `toml:"queue_limit"`
 		IdleTimeout       duration `toml:"idle_timeout"`
 		MaxLive           count    `toml:"max_live"`
+		// Unset, one user's gadgets share half the budget (wasmhost).
+		MemoryShare size `toml:"memory_share"`
 	} `toml:"gadgets"`
 }
 
@@ -149,6 +152,7 @@ func (c *serveConfig) serverOptions() []server.Option {
 			wasmhost.WithQueueLimit(int(g.QueueLimit)),
 			wasmhost.WithIdleTimeout(time.Duration(g.IdleTimeout)),
 			wasmhost.WithMaxLiveInstances(int(g.MaxLive)),
+			wasmhost.WithMemoryShare(uint64(g.MemoryShare)),
 			wasmhost.WithCompileLimits(time.Duration(i.CompileCPU), uint64(i.CompileMemory)),
 		),
 	}
