@@ -2,6 +2,7 @@ package server
 
 import (
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
@@ -64,6 +65,9 @@ type config struct {
 	logBurst, logBytes                             int
 	maxIdleModules                                 int
 	idleShellTimeout                               time.Duration
+	// returnMemory gives the Go heap's free pages back to the OS once idle
+	// gadgets are let go (shells.go); nil keeps them.
+	returnMemory func()
 }
 
 func defaultConfig() config {
@@ -99,6 +103,7 @@ func defaultConfig() config {
 		logBytes:                    DefaultLogBytes,
 		maxIdleModules:              DefaultMaxIdleModules,
 		idleShellTimeout:            DefaultIdleShellTimeout,
+		returnMemory:                debug.FreeOSMemory,
 	}
 }
 
@@ -255,11 +260,28 @@ func WithMaxIdleModules(n int) Option {
 }
 
 // WithIdleShellTimeout sets how long the server keeps a gadget it has
-// started (its sandbox worker and log) once the gadget has no instance, no
-// open session and no call: such gadgets are let go after about d, and
-// started again on next use.
+// started (its sandbox worker, instance and log) once nothing holds a session
+// of it and it has had no call: such gadgets are let go after about d, their
+// instance with them, and started again on next use. (An instance whose
+// session is still held stays until wasmhost.WithIdleTimeout.)
 func WithIdleShellTimeout(d time.Duration) Option {
 	return func(c *config) { c.idleShellTimeout = positiveOr(d, c.idleShellTimeout) }
+}
+
+// WithReturnMemoryWhenIdle says whether the server gives the memory it no
+// longer uses back to the operating system as soon as it lets idle gadgets
+// go (debug.FreeOSMemory: a garbage collection and a release of the free
+// heap, at most once per half WithIdleShellTimeout), rather than at the Go
+// runtime's own pace, which kept hundreds of MiB for minutes after clients
+// left. On by default; off saves those collections on a server whose load
+// comes back soon anyway.
+func WithReturnMemoryWhenIdle(on bool) Option {
+	return func(c *config) {
+		c.returnMemory = nil
+		if on {
+			c.returnMemory = debug.FreeOSMemory
+		}
+	}
 }
 
 // WithInstallLimits bounds the compiles of blueprint installs: at most

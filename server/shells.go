@@ -7,10 +7,15 @@ package server
 // is kept while anything may still call into it, and let go once nothing
 // can:
 //
-//   - its sandbox has no instance (wasmhost evicts idle instances itself);
 //   - no session it handed out is still referenced, and no Guest capability
 //     from Guest() is (a Gadget.open in progress holds one);
-//   - it has not been looked up (liveFor) for WithIdleShellTimeout.
+//   - it has not been looked up (liveFor), and its sandbox has handled no
+//     call or release, for WithIdleShellTimeout.
+//
+// Its instance goes with it: an instance nobody holds a session of is only
+// memory (about 4 to 6 MiB for a Go guest) that the next session can start
+// again in a few milliseconds, so it need not wait for wasmhost's own idle
+// timeout (minutes), which is for instances whose sessions are held.
 //
 // wasmhost does not report when a session is released, so the server counts
 // them itself (shellUse.refs): Guest() hands out a proxy whose open wraps the
@@ -23,7 +28,10 @@ package server
 // Gadget.open, a few lines apart.
 //
 // One goroutine per Server (sweepShells) looks every half period and closes
-// the shells that qualify, outside Server.mu. A Storage or Host a gadget
+// the shells that qualify, outside Server.mu. When it has closed some, it
+// hands the Go heap's free pages back to the OS (WithReturnMemoryWhenIdle):
+// the runtime would otherwise keep what 200 departed clients used for
+// minutes (docs/BENCHMARKS.md, idle memory). A Storage or Host a gadget
 // delegated to a client outlives its shell (the client holds it); it stays
 // registered in Server.storages until its last reference is gone, so
 // removeGadget can still cut it off.
@@ -148,18 +156,20 @@ func (s *Server) sweepShells(stop <-chan struct{}, done chan<- struct{}) {
 		case <-stop:
 			return
 		case now := <-t.C:
-			s.dropIdleShells(now.Add(-s.cfg.idleShellTimeout))
+			if s.dropIdleShells(now.Add(-s.cfg.idleShellTimeout)) > 0 && s.cfg.returnMemory != nil {
+				s.cfg.returnMemory()
+			}
 		}
 	}
 }
 
-// dropIdleShells closes the shells with no instance that nothing holds and
-// that have been quiet since before cutoff.
-func (s *Server) dropIdleShells(cutoff time.Time) {
+// dropIdleShells closes the shells that nothing holds and that have been
+// quiet since before cutoff, and reports how many.
+func (s *Server) dropIdleShells(cutoff time.Time) int {
 	var idle []*liveGadget
 	s.mu.Lock()
 	for id, lg := range s.live {
-		if lg.use.idle(cutoff) && !lg.sandbox.Live() {
+		if lg.use.idle(cutoff) && lg.sandbox.IdleSince(cutoff) {
 			delete(s.live, id)
 			idle = append(idle, lg)
 		}
@@ -168,6 +178,7 @@ func (s *Server) dropIdleShells(cutoff time.Time) {
 	for _, lg := range idle {
 		s.closeShell(lg)
 	}
+	return len(idle)
 }
 
 // closeShell closes a shell that is out of Server.live: its sandbox, which

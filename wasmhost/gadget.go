@@ -52,6 +52,9 @@ type Gadget struct {
 	live    atomic.Bool              // inst != nil, for readers outside run
 	running atomic.Pointer[instance] // inst, for Close to abandon
 	busy    atomic.Bool              // run is handling a call
+	// lastActive is the UnixNano of when run last began or ended a call or
+	// a release, for IdleSince.
+	lastActive atomic.Int64
 }
 
 // guestRef names a guest export in one instance generation.
@@ -111,6 +114,7 @@ func (r *Runtime) NewGadget(m *Module, host schema.Host, opts ...GadgetOption) *
 	if g.cfg.name == "" {
 		g.cfg.name = "gadget"
 	}
+	g.lastActive.Store(time.Now().UnixNano())
 	r.gadgets.add(g)
 	go g.run()
 	return g
@@ -124,6 +128,13 @@ func (g *Gadget) Guest() schema.Guest {
 
 // Live reports whether the gadget has a live instance right now.
 func (g *Gadget) Live() bool { return g.live.Load() }
+
+// IdleSince reports whether the gadget has handled no call and no release
+// since t and is not handling one now. Its instance may still be live: that
+// is WithIdleTimeout's to end.
+func (g *Gadget) IdleSince(t time.Time) bool {
+	return !g.busy.Load() && g.lastActive.Load() < t.UnixNano()
+}
 
 // Close kills the instance and breaks every capability that came from it.
 // Calls waiting for the gadget fail with ErrClosed, and so does the call in
@@ -172,13 +183,13 @@ func (g *Gadget) run() {
 	for {
 		select {
 		case d := <-g.inbox:
-			g.busy.Store(true)
+			g.setBusy(true)
 			g.handle(d)
-			g.busy.Store(false)
+			g.setBusy(false)
 		case <-g.wake:
-			g.busy.Store(true)
+			g.setBusy(true)
 			g.deliverReleases()
-			g.busy.Store(false)
+			g.setBusy(false)
 		case <-g.evict:
 			if g.rt.live.evicting(g) {
 				g.kill(nil)
@@ -198,6 +209,13 @@ func (g *Gadget) run() {
 		}
 		idle.Reset(g.rt.cfg.idleTimeout)
 	}
+}
+
+// setBusy marks the worker as handling a call or a release, or done with
+// it, and notes when.
+func (g *Gadget) setBusy(busy bool) {
+	g.lastActive.Store(time.Now().UnixNano())
+	g.busy.Store(busy)
 }
 
 // enqueue hands d to the worker without blocking.
