@@ -1,16 +1,3 @@
-// Command gadgetd is the gadgetd server and its command-line client.
-//
-//	gadgetd serve [--config FILE] [--data DIR] [--http ADDR] [--capnp ADDR] [--tls-cert FILE --tls-key FILE] [--dev [--examples DIR]]
-//	gadgetd user add NAME [--data DIR]
-//	gadgetd ls | new BLUEPRINT [NAME] | rm ID
-//	gadgetd blueprint ls | install DIR | build DIR
-//	gadgetd token ls | new [LABEL] [--expires DURATION] | revoke ID
-//
-// `gadgetd COMMAND --help` prints a command's usage and flags. The server's
-// configuration file is TOML; docs/gadgetd.example.toml shows every key.
-// Client commands reach the server at $GADGETD_ADDR (default
-// 127.0.0.1:7071; tls://HOST:PORT for TLS, trusting $GADGETD_TLS_CA if set)
-// with the token in $GADGETD_TOKEN.
 package main
 
 import (
