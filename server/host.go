@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gadgetd/gadgetd/internal/tokenbucket"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
@@ -62,22 +63,18 @@ const logLineOverhead = 64
 // trail, and a gadget that has been idle long enough loses it.
 type logRing struct {
 	maxLen, maxLines, maxBytes int
-	rate                       float64 // tokens per second
-	burst                      float64
 
 	mu      sync.Mutex
 	lines   []logLine // oldest first
 	bytes   int       // of lines, by cost
-	tokens  float64
-	filled  time.Time // when tokens was last topped up
-	dropped int       // lines refused since the last one kept
+	bucket  tokenbucket.Bucket
+	dropped int // lines refused since the last one kept
 }
 
 func newLogRing(cfg config) *logRing {
 	return &logRing{
 		maxLen: cfg.logLineSize, maxLines: cfg.logLines, maxBytes: cfg.logBytes,
-		rate: cfg.logRate, burst: float64(cfg.logBurst), tokens: float64(cfg.logBurst),
-		filled: time.Now(),
+		bucket: tokenbucket.New(cfg.logRate, cfg.logBurst),
 	}
 }
 
@@ -88,13 +85,10 @@ func (r *logRing) add(level schema.LogLevel, msg string) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.tokens = min(r.burst, r.tokens+now.Sub(r.filled).Seconds()*r.rate)
-	r.filled = now
-	if r.tokens < 1 {
+	if !r.bucket.Take(now) {
 		r.dropped++
 		return
 	}
-	r.tokens--
 	if r.dropped > 0 {
 		r.push(r.droppedLine(now))
 		r.dropped = 0
@@ -112,7 +106,7 @@ func (r *logRing) keep(level schema.LogLevel, msg string) {
 
 func (r *logRing) droppedLine(now time.Time) logLine {
 	return logLine{time: now, level: schema.LogLevel_warn,
-		message: fmt.Sprintf("%d log lines dropped: the gadget logged faster than %g lines per second (bursts of %g)", r.dropped, r.rate, r.burst)}
+		message: fmt.Sprintf("%d log lines dropped: the gadget logged faster than %g lines per second (bursts of %d)", r.dropped, r.bucket.Rate(), r.bucket.Burst())}
 }
 
 // push appends l, dropping the oldest lines past the count or byte budget.
