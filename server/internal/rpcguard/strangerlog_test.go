@@ -124,8 +124,8 @@ func TestLogLinesAboutTokenlessPeersAreRateLimitedAndTheDropsCounted(t *testing.
 	if strangerLines+dropped < strangers {
 		t.Errorf("%d lines logged and %d counted as dropped, for %d strangers each cut off with an error", strangerLines, dropped, strangers)
 	}
-	if len(summaries) != 1 {
-		t.Errorf("want one summary line of what was dropped, got %d", len(summaries))
+	if len(summaries) == 0 { // one, or one per 10 s if the flood took longer
+		t.Error("no line says how many lines were dropped")
 	}
 	if memberLines == 0 {
 		t.Errorf("nothing was logged about %s, a peer that had logged in and broke a limit, after the strangers emptied the bucket", member)
