@@ -170,8 +170,12 @@ type (
 	duration time.Duration
 )
 
-// maxValue keeps every count and size within an int on any platform.
-const maxValue = math.MaxInt32
+// maxValue bounds a count, so it fits an int on any platform. Sizes are
+// bounded by maxSize.
+const (
+	maxValue = math.MaxInt32
+	maxSize  = 1 << 40
+)
 
 func (c *count) UnmarshalTOML(v any) error {
 	n, ok := v.(int64)
@@ -205,7 +209,7 @@ func parseSize(v any) (int64, error) {
 		for _, u := range sizeUnits {
 			if digits, ok := strings.CutSuffix(v, u.suffix); ok {
 				d, err := strconv.ParseInt(strings.TrimSpace(digits), 10, 64)
-				if err != nil || d > (1<<40)/u.bytes {
+				if err != nil || d > maxSize/u.bytes {
 					return 0, fmt.Errorf("got %q", v)
 				}
 				n = d * u.bytes
@@ -215,7 +219,7 @@ func parseSize(v any) (int64, error) {
 	default:
 		return 0, fmt.Errorf("got %v", v)
 	}
-	if n < 1 || n > 1<<40 {
+	if n < 1 || n > maxSize {
 		return 0, fmt.Errorf("got %v", v)
 	}
 	return n, nil
