@@ -245,7 +245,7 @@ func (s *Server) startLocked(ctx context.Context, g store.Gadget, e *moduleEntry
 	h := newHost(lg)
 	hostCap := schema.Host(capserver.New(schema.Host_Methods(nil, h), h, h))
 	lg.sandbox = &sandbox{
-		Gadget: s.rt.NewGadget(e.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithCallScope(lg.storage.begin)),
+		Gadget: s.rt.NewGadget(e.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithOwner(g.OwnerID), wasmhost.WithCallScope(lg.storage.begin)),
 		lg:     lg,
 	}
 	lg.use.touch()
