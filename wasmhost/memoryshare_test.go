@@ -156,3 +156,16 @@ func TestOwnerPastItsShareEvictsItsOwnIdleInstancesAndIsThenRefused(t *testing.T
 	idle.recoversOnFreshInstance(t, idleID)
 	w.bystanderServes(t)
 }
+
+// Guards: the check in New (runtime.go): a share smaller than one instance
+// may hold, or larger than the budget, is a configuration error.
+func TestMemoryShareOutsideTheMemoryLimitAndTheBudgetIsRefused(t *testing.T) {
+	for _, share := range []uint64{8 * mib, 128 * mib} {
+		rt, err := wasmhost.New(context.Background(), wasmhost.WithMemoryLimit(16*mib), wasmhost.WithMemoryBudget(64*mib), wasmhost.WithMemoryShare(share))
+		if err == nil {
+			rt.Close(context.Background())
+			t.Fatalf("a share of %d MiB with a 16 MiB limit and a 64 MiB budget was accepted", share/mib)
+		}
+		wantErr(t, "New", err, "invalid limits: memory share")
+	}
+}
