@@ -176,7 +176,7 @@ func (s *Server) install(ctx context.Context, bp store.Blueprint, replace bool) 
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}
 	bp.InstalledAt = time.Now().UTC()
-	installed, err := s.store.PutBlueprint(ctx, bp, replace)
+	installed, err := s.putBlueprint(ctx, bp, replace)
 	if err != nil {
 		mod.Close(ctx)
 		if errors.Is(err, store.ErrExists) {

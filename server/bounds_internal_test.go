@@ -380,13 +380,16 @@ func requireContains(t *testing.T, err error, want string) {
 // Before, a user could install blueprint versions without bound. (In
 // process: the installation path over the network is being reworked.)
 func TestBlueprintVersionsPerUserAreBounded(t *testing.T) {
-	s := openTestServer(t, WithUserQuotas(0, 2))
+	const together = 6
+	s := openTestServer(t, WithUserQuotas(0, 2), WithUploadLimits(together, 0))
 	ctx := context.Background()
+	userIDs := map[string]string{}
 	workspaceOf := func(name string) schema.Workspace {
 		u, err := s.store.CreateUser(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}
+		userIDs[name] = u.ID
 		ws := &workspace{s: s, user: u}
 		c := schema.Workspace(capserver.New(schema.Workspace_Methods(nil, ws), ws, nil))
 		t.Cleanup(c.Release)
@@ -416,6 +419,41 @@ func TestBlueprintVersionsPerUserAreBounded(t *testing.T) {
 	requireContains(t, install(alice, "1.0.2"), "you have 2 blueprint versions installed, the limit is 2")
 	if err := install(workspaceOf("bob"), "1.0.0"); err != nil {
 		t.Fatalf("bob's first blueprint: %v", err)
+	}
+
+	// Installs that arrive together all pass the check made on arrival,
+	// and used to be stored after their turns to compile: an outside
+	// tester's 200 got a quota of 100 to 204. The check is made again
+	// where the version is stored.
+	carol := workspaceOf("carol")
+	errs := make(chan error, together)
+	for i := range together {
+		go func() {
+			b := b
+			b.Version = fmt.Sprintf("2.0.%d", i)
+			f, release := carol.InstallBlueprint(ctx, func(p schema.Workspace_installBlueprint_Params) error {
+				bundle, err := p.NewBundle()
+				if err != nil {
+					return err
+				}
+				return b.Fill(bundle)
+			})
+			defer release()
+			_, err := f.Struct()
+			errs <- err
+		}()
+	}
+	installed := 0
+	for range together {
+		switch err := <-errs; {
+		case err == nil:
+			installed++
+		case !strings.Contains(err.Error(), "blueprint versions installed, the limit is 2"):
+			t.Errorf("an install past the quota: %v, want one naming the limit", err)
+		}
+	}
+	if have, err := s.store.Blueprints(ctx, userIDs["carol"]); err != nil || installed != 2 || len(have) != 2 {
+		t.Fatalf("%d installs arriving together succeeded and carol has %d versions (%v), want 2 under a quota of 2", installed, len(have), err)
 	}
 }
 

@@ -7,8 +7,8 @@ package server
 // those allowed to start: a user with many installs holds at most perUser
 // slots and waits behind their own, while the other slots serve everyone
 // else. How many of one user's installs can wait is bounded before they get
-// here, by the uploads they may have open (WithUploadLimits): an upload stays
-// open until its install is done.
+// here, by the upload slots they may hold (WithUploadLimits): every install,
+// streamed or sent in one message, holds one until it is done.
 //
 // mu guards everything; a ticket's ready channel is closed, under mu, when
 // it is granted a slot. Nothing blocks while holding mu.

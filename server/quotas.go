@@ -1,10 +1,9 @@
 package server
 
-// Per-user quotas (WithUserQuotas). Gadgets are counted and created under
-// Server.quotaMu, so concurrent creates cannot pass the limit. Blueprint
-// versions are counted before an install starts and installs are not
-// serialized (compiling takes long), so concurrent installs by one user can
-// pass the limit by at most the installs that user may run at once.
+// Per-user quotas (WithUserQuotas). Gadgets are counted and created, and
+// blueprint versions counted and stored, under Server.quotaMu, so
+// concurrent creates and installs cannot pass the limit. An install also
+// checks before it compiles, so that a user at the limit is told at once.
 
 import (
 	"context"
@@ -37,4 +36,17 @@ func (s *Server) checkBlueprintQuota(ctx context.Context, user string) error {
 		return fmt.Errorf("you have %d blueprint versions installed, the limit is %d; blueprints cannot be removed yet, so ask the operator to raise it", len(have), limit)
 	}
 	return nil
+}
+
+// putBlueprint stores bp if its owner (a user; builtins have no quota) is
+// under the blueprint version quota.
+func (s *Server) putBlueprint(ctx context.Context, bp store.Blueprint, replace bool) (store.Blueprint, error) {
+	if bp.Owner != "" {
+		s.quotaMu.Lock()
+		defer s.quotaMu.Unlock()
+		if err := s.checkBlueprintQuota(ctx, bp.Owner); err != nil {
+			return bp, err
+		}
+	}
+	return s.store.PutBlueprint(ctx, bp, replace)
 }

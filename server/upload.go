@@ -42,7 +42,8 @@ func (s *Server) maxBundleSize() uint64 {
 }
 
 // uploadBudget bounds open uploads: how many each user has, and the bytes
-// all of them announced.
+// all of them announced. An install sent in one message holds a slot too,
+// until it is done.
 type uploadBudget struct {
 	perUser  int
 	maxBytes uint64
@@ -62,7 +63,7 @@ func (b *uploadBudget) reserve(user string, size uint64) (release func(), err er
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.open[user] >= b.perUser {
-		return nil, exc.New(exc.Overloaded, "", fmt.Sprintf("you have %d blueprint uploads open, the limit is %d: finish or drop one first", b.open[user], b.perUser))
+		return nil, exc.New(exc.Overloaded, "", fmt.Sprintf("you have %d blueprint uploads or installs in progress, the limit is %d: finish or drop one first", b.open[user], b.perUser))
 	}
 	if b.reserved+size > b.maxBytes {
 		return nil, exc.New(exc.Overloaded, "", "the server is receiving too many blueprint uploads; try again shortly")
@@ -97,7 +98,9 @@ func (w *workspace) UploadBlueprint(ctx context.Context, call schema.Workspace_u
 		return err
 	}
 	u := &blueprintUpload{w: w, size: size, release: release}
-	return res.SetUpload(schema.BlueprintUpload(capserver.New(schema.BlueprintUpload_Methods(nil, u), u, u)))
+	// An upload acts for the token it came from: revoked or expired, it
+	// neither takes more bytes nor installs.
+	return res.SetUpload(schema.BlueprintUpload(capserver.New(w.cred.guard(schema.BlueprintUpload_Methods(nil, u)), u, u)))
 }
 
 // blueprintUpload is one bundle on its way in.

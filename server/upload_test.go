@@ -152,3 +152,113 @@ func TestUploadsAreBoundedBySizePerUserAndByWhatWasAnnounced(t *testing.T) {
 		}
 	}
 }
+
+// An upload came from a token: an outside tester revoked it, and let
+// another one expire, mid-upload, and both uploads went on to install into
+// the account. Now every write and the finish check the token.
+func TestAnUploadStopsWhenItsTokenIsRevoked(t *testing.T) {
+	h := start(t, t.TempDir())
+	ctx := testCtx(t)
+	owner := h.login(t, h.token("alice"))
+	token, info, err := newToken(ctx, owner, "thief's copy", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stolen := h.login(t, token)
+	b := *blueprinttest.ExampleBundle(t, "counter")
+	b.Name = "planted"
+	bundle, err := b.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, release := stolen.UploadBlueprint(ctx, func(p schema.Workspace_uploadBlueprint_Params) error {
+		p.SetSize(uint64(len(bundle)))
+		return nil
+	})
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := res.Upload()
+	write := func(chunk []byte) error {
+		if err := up.Write(ctx, func(p schema.BlueprintUpload_write_Params) error { return p.SetChunk(chunk) }); err != nil {
+			return err
+		}
+		return up.WaitStreaming()
+	}
+	if err := write(bundle[:server.MaxUploadChunk]); err != nil {
+		t.Fatalf("a write before the revocation: %v", err)
+	}
+	if err := revokeToken(ctx, owner, info.id); err != nil {
+		t.Fatal(err)
+	}
+	const want = "the token this capability was obtained with was revoked"
+	if err := write(bundle[server.MaxUploadChunk : 2*server.MaxUploadChunk]); reason(err) != want {
+		t.Errorf("a write after the revocation: %v, want %q", err, want)
+	}
+	ff, releaseFinish := up.Finish(ctx, nil)
+	defer releaseFinish()
+	if _, err := ff.Struct(); reason(err) != want {
+		t.Errorf("finish after the revocation: %v, want %q", err, want)
+	}
+	for _, name := range blueprintNames(t, owner) {
+		if name == b.Name {
+			t.Fatalf("an upload whose token was revoked installed %q", name)
+		}
+	}
+}
+
+// installBlueprint, which takes the bundle in one message, used to skip the
+// upload slots, so one user's installs could wait in the queue without
+// bound (an outside tester queued 200). Now it holds a slot too.
+func TestAnInstallInOneMessageHoldsAnUploadSlot(t *testing.T) {
+	h := start(t, t.TempDir(), server.WithUploadLimits(1, 0))
+	ctx := testCtx(t)
+	ws := loginResolved(t, h, "alice")
+	f, release := ws.UploadBlueprint(ctx, func(p schema.Workspace_uploadBlueprint_Params) error {
+		p.SetSize(10)
+		return nil
+	})
+	defer release()
+	if _, err := f.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	b := *blueprinttest.ExampleBundle(t, "counter")
+	b.Name = "one-message"
+	inst, releaseInstall := ws.InstallBlueprint(ctx, func(p schema.Workspace_installBlueprint_Params) error {
+		bundle, err := p.NewBundle()
+		if err != nil {
+			return err
+		}
+		return b.Fill(bundle)
+	})
+	defer releaseInstall()
+	if _, err := inst.Struct(); exc.TypeOf(err) != exc.Overloaded || !strings.Contains(err.Error(), "uploads or installs in progress, the limit is 1") {
+		t.Fatalf("an install in one message while an upload is open under a limit of 1: %v, want overloaded naming the limit", err)
+	}
+}
+
+// blueprintNames lists the names of the blueprints ws can use.
+func blueprintNames(t *testing.T, ws schema.Workspace) []string {
+	t.Helper()
+	f, release := ws.Blueprints(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := res.Blueprints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range list.Len() {
+		name, err := list.At(i).Name()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	return names
+}

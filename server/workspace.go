@@ -42,6 +42,17 @@ func (w *workspace) InstallBlueprint(ctx context.Context, call schema.Workspace_
 	if err != nil {
 		return err
 	}
+	// A bundle sent in one message takes an upload slot too, so that a
+	// user's installs in progress are bounded however they arrive.
+	size, err := in.Segment().Message().TotalSize()
+	if err != nil {
+		return err
+	}
+	release, err := w.s.uploads.reserve(w.user.ID, size)
+	if err != nil {
+		return err
+	}
+	defer release()
 	// Compiling takes a while; let this user's other calls proceed.
 	call.Go()
 	installed, err := w.installFrom(ctx, in)
