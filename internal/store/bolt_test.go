@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gadgetd/gadgetd/server/internal/store"
+	"github.com/gadgetd/gadgetd/internal/store"
 )
 
 func openStore(t *testing.T, path string) *store.BoltStore {

@@ -9,7 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/gadgetd/gadgetd/server/internal/store"
+	"github.com/gadgetd/gadgetd/internal/store"
 )
 
 func TestTokensAreListedAndDeletedOnlyByTheirOwnUser(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gadgetd/gadgetd/server/internal/store"
+	"github.com/gadgetd/gadgetd/internal/store"
 )
 
 func listKeys(es []store.Entry) (out []string) {
