@@ -9,8 +9,8 @@ import (
 	"capnproto.org/go/capnp/v3/exc"
 
 	"github.com/gadgetd/gadgetd/internal/blueprint"
+	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/server/internal/store"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/server/internal/store"
 )
 
 // gadgetCap is the Gadget capability one user holds for one gadget, with

@@ -9,7 +9,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gadgetd/gadgetd/server/internal/store"
+	"github.com/gadgetd/gadgetd/internal/store"
 )
 
 // createGadget adds g if its owner is under the gadget quota.

@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/server/internal/store"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
 

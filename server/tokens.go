@@ -29,8 +29,8 @@ import (
 	capnpserver "capnproto.org/go/capnp/v3/server"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/server/internal/store"
 )
 
 const (

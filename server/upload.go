@@ -19,8 +19,8 @@ import (
 	"capnproto.org/go/capnp/v3/exc"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/server/internal/store"
 )
 
 // Bounds on blueprint uploads.

@@ -8,9 +8,9 @@ import (
 	"regexp"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
-	"github.com/gadgetd/gadgetd/server/internal/store"
 )
 
 var userNameSyntax = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
@@ -108,6 +108,6 @@ func (g *gateway) Login(ctx context.Context, call schema.Gateway_login) error {
 		return err
 	}
 	ws := &workspace{s: g.s, user: u, cred: newCredential(g.s, hash, tok)}
-	g.peer.Authenticated()
+	g.peer.Authenticated(u.ID) // all of a user's connections share one in-flight budget
 	return res.SetWorkspace(schema.Workspace(capserver.New(ws.cred.guard(schema.Workspace_Methods(nil, ws)), ws, nil)))
 }
