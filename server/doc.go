@@ -5,7 +5,7 @@
 //
 // Every capability it exports is built by internal/capserver, so that unknown
 // methods take the normal answer path (see that package for why). Durable
-// state lives behind the store interface (server/internal/store); each
+// state lives behind the store interface (internal/store); each
 // gadget's code runs in a wasmhost sandbox.
 //
 // A Server is configured once, by Options passed to Open, and never changes.
