@@ -40,7 +40,10 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*rpc.Conn]struct{}
 
-	recv        *recvBudget    // bytes of messages arriving on all connections
+	recv        *recvBudget // bytes of messages arriving on all connections
+	inFlight    *inFlight   // calls in flight on all connections (budget.go)
+	usersMu     sync.Mutex  // not mu: a login joins its user's budget from inside start
+	users       map[string]*inFlight
 	strangersMu sync.Mutex     // not mu: a login may end a stranger's count from inside start
 	strangers   map[string]int // host -> its connections not yet authenticated
 	wg          sync.WaitGroup // one per live connection
@@ -59,11 +62,13 @@ type Peer struct {
 }
 
 // Authenticated lifts the connection from Limits.Unauthenticated to the full
-// Limits: the peer has proved who it is.
+// Limits: the peer has proved it is user. From then on its calls also count
+// against the budget all of user's connections share (MaxUserInFlight), so
+// user must name the account, the same on every connection.
 // A nil Peer (an in-process caller) has nothing to lift.
-func (p *Peer) Authenticated() {
+func (p *Peer) Authenticated(user string) {
 	if p != nil {
-		p.t.Authenticated()
+		p.t.Authenticated(user)
 	}
 }
 
@@ -85,6 +90,8 @@ func NewServer(bootstrap Bootstrap, maxConns int, lim Limits, logger *slog.Logge
 		bootstrap:   bootstrap,
 		lim:         lim,
 		recv:        &recvBudget{max: int64(lim.MaxReceiving)},
+		inFlight:    newInFlight("server", lim.MaxServerInFlight, lim.MaxServerInFlightBytes),
+		users:       make(map[string]*inFlight),
 		maxConns:    maxConns,
 		logger:      logger,
 		strangerLog: newStrangerLog(logger, lim.Unauthenticated),
@@ -170,8 +177,17 @@ func (s *Server) start(nc net.Conn) {
 			}
 		}
 	}
+	var (
+		userName   string
+		userBudget *inFlight // set once, by onAuth; read after the transport closed
+	)
 	t := NewTransport(nc, s.lim)
-	t.onAuth = welcome
+	t.onAuth = func(user string) *inFlight {
+		welcome()
+		userName, userBudget = user, s.joinUser(user)
+		return userBudget
+	}
+	t.server = s.inFlight
 	t.codec.recv = s.recv
 	conn := rpc.NewConn(t, &rpc.Options{
 		BootstrapClient: s.bootstrap(&Peer{t: t, remote: nc.RemoteAddr()}),
@@ -183,8 +199,12 @@ func (s *Server) start(nc net.Conn) {
 
 	go func() {
 		defer s.wg.Done()
-		<-conn.Done()
+		<-conn.Done()            // after the transport closed
+		t.authOnce.Do(func() {}) // a login still running may not join after this
 		welcome()
+		if userBudget != nil {
+			s.leaveUser(userName, userBudget)
+		}
 		s.mu.Lock()
 		delete(s.conns, conn)
 		s.mu.Unlock()

@@ -47,7 +47,7 @@ func serveCounter(t *testing.T, counter *plaincounter.Counter, maxConns int, lim
 	t.Cleanup(bootstrap.Release)
 	srv = rpcguard.NewServer(func(p *rpcguard.Peer) capnp.Client {
 		if authenticate {
-			p.Authenticated()
+			p.Authenticated(p.RemoteAddr().String()) // each connection its own user
 		}
 		return bootstrap.AddRef()
 	}, maxConns, lim, nil)
@@ -516,7 +516,7 @@ func serveMinter(t *testing.T, lim rpcguard.Limits) schema.Gateway {
 		t.Fatal(err)
 	}
 	srv := rpcguard.NewServer(func(p *rpcguard.Peer) capnp.Client {
-		p.Authenticated()
+		p.Authenticated(p.RemoteAddr().String()) // each connection its own user
 		return capnp.Client(schema.Gateway_ServerToClient(minter{}))
 	}, 0, lim, nil)
 	go srv.Serve(ln)

@@ -61,7 +61,7 @@ func TestLogLinesAboutTokenlessPeersAreRateLimitedAndTheDropsCounted(t *testing.
 	lim := rpcguard.Limits{Unauthenticated: rpcguard.Budget{LogRate: 1e-3, LogBurst: burst}}
 	srv := rpcguard.NewServer(func(p *rpcguard.Peer) capnp.Client {
 		if loggedIn.Load() {
-			p.Authenticated()
+			p.Authenticated(p.RemoteAddr().String()) // each connection its own user
 		}
 		return bootstrap.AddRef()
 	}, 0, lim, logger)

@@ -40,7 +40,12 @@ package rpcguard
 // Backpressure: the reader reads the next message only when no write is in
 // progress. A peer that stops reading blocks the server's writes, and then
 // its own calls stay in the socket instead of producing answers that pile
-// up in rpc.Conn's unbounded send queue.
+// up in rpc.Conn's unbounded send queue. A call counts against the
+// in-flight bounds until its Return has been written, so the answers that
+// do pile up (those of calls read before the first write blocked) keep
+// their calls counted, against the connection's, its user's and the
+// server's bounds (budget.go). What those answers weigh is not counted:
+// a small call may have a large answer.
 //
 // Deadlines: every read of a message's first byte waits at most IdleTimeout;
 // once a message has started, all of it must arrive within MessageTimeout
@@ -108,6 +113,20 @@ type Limits struct {
 	// A message that would take them past it closes its connection.
 	MaxReceiving uint64
 
+	// MaxUserInFlight and MaxUserInFlightBytes bound what MaxInFlight and
+	// MaxInFlightBytes bound for one connection, for all the connections
+	// of one user together (the user Peer.Authenticated names), so that
+	// opening more connections buys a user nothing. MaxServerInFlight and
+	// MaxServerInFlightBytes bound the same for all of a Server's
+	// connections, logged in or not. A call counts from its arrival until
+	// its Return has been written to the socket, so answers waiting behind
+	// a peer that does not read keep counting. Past any of them a call is
+	// answered "overloaded" without reaching the RPC layer (budget.go).
+	MaxUserInFlight        int
+	MaxUserInFlightBytes   uint64
+	MaxServerInFlight      int
+	MaxServerInFlightBytes uint64
+
 	// Unauthenticated is the budget of a peer until it proves who it is
 	// (Peer.Authenticated); the fields above apply from then on. Every
 	// bound scales with what the peer has proved: a stranger may send only
@@ -157,6 +176,15 @@ func DefaultLimits() Limits {
 		MessageTimeout:   30 * time.Second,
 		WriteTimeout:     30 * time.Second,
 		MaxReceiving:     256 << 20,
+		// A user gets two connections' worth of calls, however many
+		// connections it opens; the server four users' worth of bytes.
+		// The process holds about four times the bytes of the calls it
+		// is working on (copies into the guest, garbage), so 512 MiB of
+		// calls is about 2 GiB of memory at worst.
+		MaxUserInFlight:        1024,
+		MaxUserInFlightBytes:   128 << 20,
+		MaxServerInFlight:      4096,
+		MaxServerInFlightBytes: 512 << 20,
 		Unauthenticated: Budget{
 			MaxMessageSize:   64 << 10,
 			MaxInFlight:      8,
@@ -206,6 +234,18 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxReceiving == 0 {
 		l.MaxReceiving = max(d.MaxReceiving, 2*l.MaxMessageSize)
 	}
+	if l.MaxUserInFlight == 0 {
+		l.MaxUserInFlight = d.MaxUserInFlight
+	}
+	if l.MaxUserInFlightBytes == 0 {
+		l.MaxUserInFlightBytes = max(d.MaxUserInFlightBytes, l.MaxMessageSize)
+	}
+	if l.MaxServerInFlight == 0 {
+		l.MaxServerInFlight = d.MaxServerInFlight
+	}
+	if l.MaxServerInFlightBytes == 0 {
+		l.MaxServerInFlightBytes = max(d.MaxServerInFlightBytes, l.MaxMessageSize)
+	}
 	u, du := &l.Unauthenticated, d.Unauthenticated
 	if u.MaxMessageSize == 0 {
 		u.MaxMessageSize = min(du.MaxMessageSize, l.MaxMessageSize)
@@ -250,7 +290,8 @@ var ErrProtocol = errors.New("peer broke the Cap'n Proto RPC protocol")
 // answer is one of the peer's questions, from admission until done.
 type answer struct {
 	state answerState
-	size  uint64 // bytes of the message that asked it, until it returns
+	size  uint64    // bytes of the message that asked it, until it returns
+	user  *inFlight // the user budget it is charged to, if any
 }
 
 // answerState tracks one of the peer's questions until it is done.
@@ -281,8 +322,9 @@ func maxHeld(b Budget) int { return 2 * b.MaxInFlight }
 type Transport struct {
 	inner         transport.Transport
 	codec         *codec
-	loginBy       time.Time // when an unauthenticated peer is out of time
-	onAuth        func()    // run once by the first Authenticated, if set
+	loginBy       time.Time                   // when an unauthenticated peer is out of time
+	onAuth        func(user string) *inFlight // run once by the first Authenticated, if set; returns the user's budget
+	server        *inFlight                   // all of a Server's connections' calls; nil: a Transport alone
 	authOnce      sync.Once
 	lim           Limits
 	start         sync.Once
@@ -291,8 +333,9 @@ type Transport struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
 	answers  map[uint32]answer   // the peer's questions, from admission until returned and finished
-	running  int                 // answers not yet returned
+	running  int                 // answers whose Return has not been written yet
 	runBytes uint64              // their message bytes
+	user     *inFlight           // the budget of the user the peer logged in as; nil before
 	rejected map[uint32]struct{} // questions we answered ourselves; their Finish is ours to swallow
 	held     []*heldMessage      // messages rpc.Conn must not see yet, in arrival order
 	heldSize uint64              // message bytes of held messages that are not calls
@@ -354,13 +397,20 @@ func NewTransport(conn net.Conn, lim Limits) *Transport {
 
 // Authenticated lifts the peer from Limits.Unauthenticated to the full
 // Limits, from the next message on. The server calls it once the peer has
-// proved who it is (a successful login).
-func (t *Transport) Authenticated() {
+// proved who it is (a successful login); user names who, and the peer's
+// calls from then on share the budget of every connection of that user
+// (on a Server). A second login on the same connection keeps the first
+// user's budget.
+func (t *Transport) Authenticated(user string) {
 	t.authenticated.Store(true)
 	t.authOnce.Do(func() {
-		if t.onAuth != nil {
-			t.onAuth()
+		if t.onAuth == nil {
+			return
 		}
+		b := t.onAuth(user)
+		t.mu.Lock()
+		t.user = b
+		t.mu.Unlock()
 	})
 }
 
@@ -394,9 +444,19 @@ func (t *Transport) NewMessage() (transport.OutgoingMessage, error) {
 	return &outgoing{OutgoingMessage: out, t: t}, nil
 }
 
-// Close closes the connection and drops every message rpc.Conn has not taken.
+// Close closes the connection, drops every message rpc.Conn has not taken,
+// and gives the budgets shared with other connections back what this one's
+// unanswered calls took.
 func (t *Transport) Close() error {
 	t.mu.Lock()
+	if !t.closed {
+		for _, a := range t.answers {
+			if a.state&answerReturned == 0 {
+				t.server.give(a.size)
+				a.user.give(a.size)
+			}
+		}
+	}
 	t.closed = true
 	held, ready := t.held, t.ready
 	t.held, t.ready = nil, nil
@@ -416,23 +476,32 @@ type outgoing struct {
 	t *Transport
 }
 
-// Send writes the message. A Return is recorded first: rpc.Conn has already
-// marked the answer's results ready, so from here on it resolves calls that
-// name the answer without queueing them. Capabilities the message hands the
-// peer are counted against MaxExports; past it the message is not sent and
-// the error makes rpc.Conn fail the call or, for a Return, the connection.
+// Send writes the message. A Return is recorded once written: its call
+// counts against the in-flight bounds until then, however long the peer
+// takes to read (rpc.Conn's send goroutine calls Send for its queued
+// messages one at a time, in order, so every Return still queued behind
+// this one keeps its call counted too). rpc.Conn has marked the answer's
+// results ready before queueing the Return, so from then on it resolves
+// calls that name the answer without queueing them; releasing those held
+// behind it after the write only delays them. Capabilities the message
+// hands the peer are counted against MaxExports; past it the message is not
+// sent and the error makes rpc.Conn fail the call or, for a Return, the
+// connection.
 func (o *outgoing) Send() error {
 	m := o.Message()
 	if err := o.t.countExports(m); err != nil {
 		o.t.abort(err)
 		return err
 	}
-	if m.Which() == rpccp.Message_Which_return {
-		if ret, err := m.Return(); err == nil {
-			o.t.settle(ret.AnswerId(), answerReturned)
-		}
+	if m.Which() != rpccp.Message_Which_return {
+		return o.OutgoingMessage.Send()
 	}
-	return o.OutgoingMessage.Send()
+	ret, rerr := m.Return()
+	err := o.OutgoingMessage.Send()
+	if rerr == nil {
+		o.t.settle(ret.AnswerId(), answerReturned)
+	}
+	return err
 }
 
 // settle records that question id was returned or finished, forgets it once
@@ -441,12 +510,14 @@ func (t *Transport) settle(id uint32, half answerState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	a, ok := t.answers[id]
-	if !ok {
+	if !ok || t.closed { // Close gave back what the answer took
 		return
 	}
 	if half == answerReturned && a.state&answerReturned == 0 {
 		t.running--
 		t.runBytes -= a.size
+		t.server.give(a.size)
+		a.user.give(a.size)
 	}
 	a.state |= half
 	if a.state&(answerReturned|answerFinished) == answerReturned|answerFinished {
@@ -825,6 +896,9 @@ func sizeOf(m rpccp.Message) uint64 {
 func (t *Transport) admit(id uint32, size uint64, refsRejected bool) (verdict, refusal, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed {
+		return swallow, refusal{}, nil // nothing may take from the shared budgets after Close
+	}
 	b := t.budget()
 	ref := refusal{qid: id, typ: rpccp.Exception_Type_overloaded}
 	switch {
@@ -838,7 +912,10 @@ func (t *Transport) admit(id uint32, size uint64, refsRejected bool) (verdict, r
 		if _, dup := t.answers[id]; dup {
 			return deliver, refusal{}, fmt.Errorf("%w: question %d is already in use", ErrProtocol, id)
 		}
-		t.answers[id] = answer{state: answerHeld, size: size}
+		if ref.reason = takeShared(size, t.user, t.server); ref.reason != "" {
+			break
+		}
+		t.answers[id] = answer{state: answerHeld, size: size, user: t.user}
 		t.running++
 		t.runBytes += size
 		return deliver, refusal{}, nil
