@@ -30,16 +30,20 @@ type serveConfig struct {
 	} `toml:"tls"`
 
 	Connections struct {
-		Max               count    `toml:"max"`
-		MaxMessageSize    size     `toml:"max_message_size"`
-		MaxCallsInFlight  count    `toml:"max_calls_in_flight"`
-		MaxCapsPerMessage count    `toml:"max_caps_per_message"`
-		IdleTimeout       duration `toml:"idle_timeout"`
-		MessageTimeout    duration `toml:"message_timeout"`
+		Max                count    `toml:"max"`
+		MaxMessageSize     size     `toml:"max_message_size"`
+		MaxCallsInFlight   count    `toml:"max_calls_in_flight"`
+		MaxCapsPerMessage  count    `toml:"max_caps_per_message"`
+		TotalCallsInFlight count    `toml:"total_calls_in_flight"`
+		TotalCallBytes     size     `toml:"total_call_bytes_in_flight"`
+		IdleTimeout        duration `toml:"idle_timeout"`
+		MessageTimeout     duration `toml:"message_timeout"`
 	} `toml:"connections"`
 	Users struct {
 		MaxGadgets           count `toml:"max_gadgets"`
 		MaxBlueprintVersions count `toml:"max_blueprint_versions"`
+		MaxCallsInFlight     count `toml:"max_calls_in_flight"`
+		MaxCallBytes         size  `toml:"max_call_bytes_in_flight"`
 	} `toml:"users"`
 	Installs struct {
 		MaxConcurrent count    `toml:"max_concurrent"`
@@ -88,8 +92,10 @@ func defaultServeConfig() serveConfig {
 	n, s, d := &c.Connections, &c.Users, &c.Installs
 	n.Max, n.MaxMessageSize, n.MaxCallsInFlight = server.DefaultMaxConnections, server.DefaultMaxMessageSize, server.DefaultMaxInFlight
 	n.MaxCapsPerMessage = server.DefaultMaxCapTable
+	n.TotalCallsInFlight, n.TotalCallBytes = server.DefaultMaxInFlightTotal, server.DefaultMaxInFlightBytesTotal
 	n.IdleTimeout, n.MessageTimeout = duration(server.DefaultIdleTimeout), duration(server.DefaultMessageTimeout)
 	s.MaxGadgets, s.MaxBlueprintVersions = server.DefaultMaxGadgetsPerUser, server.DefaultMaxBlueprintVersionsPerUser
+	s.MaxCallsInFlight, s.MaxCallBytes = server.DefaultMaxInFlightPerUser, server.DefaultMaxInFlightBytesPerUser
 	d.MaxConcurrent, d.MaxPerUser, d.Timeout = server.DefaultMaxCompiles, server.DefaultMaxCompilesPerUser, duration(server.DefaultInstallTimeout)
 	d.CompileCPU, d.CompileMemory = duration(wasmhost.DefaultCompileCPUTime), wasmhost.DefaultCompileMemory
 
@@ -136,8 +142,10 @@ func (c *serveConfig) serverOptions() []server.Option {
 		server.WithMaxMessageSize(uint64(n.MaxMessageSize)),
 		server.WithMaxInFlightCalls(int(n.MaxCallsInFlight)),
 		server.WithMaxCapTable(int(n.MaxCapsPerMessage)),
+		server.WithMaxInFlightTotal(int(n.TotalCallsInFlight), uint64(n.TotalCallBytes)),
 		server.WithConnTimeouts(time.Duration(n.IdleTimeout), time.Duration(n.MessageTimeout)),
 		server.WithUserQuotas(int(u.MaxGadgets), int(u.MaxBlueprintVersions)),
+		server.WithMaxInFlightPerUser(int(u.MaxCallsInFlight), uint64(u.MaxCallBytes)),
 		server.WithInstallLimits(int(i.MaxConcurrent), int(i.MaxPerUser)),
 		server.WithInstallTimeout(time.Duration(i.Timeout)),
 		server.WithUploadLimits(int(up.MaxPerUser), uint64(up.MaxTotal)),
