@@ -6,7 +6,9 @@ package rpcguard
 // back. Close stops every listener, shuts every connection down and waits for
 // those goroutines. mu guards the listener and connection sets. What is
 // logged about peers that have not logged in goes through strangerLog, within
-// a rate (strangerlog.go).
+// a rate (strangerlog.go); what one connection makes rpc.Conn log, through
+// its connLog (connlog.go). A full server evicts the oldest connection that
+// has not logged in (evict.go).
 
 import (
 	"context"
@@ -14,13 +16,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/rpc"
 	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
+
+	"github.com/gadgetd/gadgetd/internal/connlimit"
 )
 
 // DefaultMaxConns is the connection limit when none is configured.
@@ -40,13 +43,12 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*rpc.Conn]struct{}
 
-	recv        *recvBudget // bytes of messages arriving on all connections
-	inFlight    *inFlight   // calls in flight on all connections (budget.go)
-	usersMu     sync.Mutex  // not mu: a login joins its user's budget from inside start
-	users       map[string]*inFlight
-	strangersMu sync.Mutex     // not mu: a login may end a stranger's count from inside start
-	strangers   map[string]int // host -> its connections not yet authenticated
-	wg          sync.WaitGroup // one per live connection
+	recv      *recvBudget // bytes of messages arriving on all connections
+	inFlight  *inFlight   // calls in flight on all connections (budget.go)
+	usersMu   sync.Mutex  // not mu: a login joins its user's budget from inside start
+	users     map[string]*inFlight
+	strangers *strangerSet   // connections not yet authenticated (evict.go)
+	wg        sync.WaitGroup // one per live connection
 }
 
 // Bootstrap returns the capability a new connection bootstraps. It is the
@@ -97,7 +99,7 @@ func NewServer(bootstrap Bootstrap, maxConns int, lim Limits, logger *slog.Logge
 		strangerLog: newStrangerLog(logger, lim.Unauthenticated),
 		listeners:   make(map[net.Listener]struct{}),
 		conns:       make(map[*rpc.Conn]struct{}),
-		strangers:   make(map[string]int),
+		strangers:   newStrangerSet(lim.Unauthenticated.MaxPerAddress),
 	}
 }
 
@@ -145,38 +147,33 @@ func isTemporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-// start runs one connection, or closes it at once when the server is full:
-// a refused peer learns immediately instead of hanging in the backlog.
+// start runs one connection, or closes it at once when the server is full
+// and every connection has logged in: a refused peer learns immediately
+// instead of hanging in the backlog. When some have not, the oldest of those
+// makes room.
 func (s *Server) start(nc net.Conn) {
-	host := hostOf(nc.RemoteAddr())
+	host := connlimit.Host(nc.RemoteAddr())
 	s.mu.Lock()
-	switch {
-	case s.closed:
+	if s.closed {
 		s.mu.Unlock()
 		nc.Close()
 		return
-	case len(s.conns) >= s.maxConns:
-		s.mu.Unlock()
-		s.strangerLog.log(slog.LevelWarn, "capnp connection refused: connection limit reached", "remote", nc.RemoteAddr(), "limit", s.maxConns)
-		refuse(nc, "server busy: it serves its maximum number of connections; try again later")
-		return
-	case !s.admitStranger(host):
+	}
+	st, ok := s.strangers.admit(host, nc.RemoteAddr())
+	if !ok {
 		s.mu.Unlock()
 		s.strangerLog.log(slog.LevelWarn, "capnp connection refused: too many connections from one address that have not logged in", "remote", nc.RemoteAddr(), "limit", s.lim.Unauthenticated.MaxPerAddress)
 		refuse(nc, fmt.Sprintf("too many connections from %s have not logged in yet (the limit is %d)", host, s.lim.Unauthenticated.MaxPerAddress))
 		return
 	}
-	stranger := true // guarded by strangersMu: this connection still counts against host
-	welcome := func() {
-		s.strangersMu.Lock()
-		defer s.strangersMu.Unlock()
-		if stranger {
-			stranger = false
-			if s.strangers[host]--; s.strangers[host] == 0 {
-				delete(s.strangers, host)
-			}
-		}
+	if len(s.conns) >= s.maxConns && !s.evictOldestStranger() {
+		s.mu.Unlock()
+		s.strangers.forget(st)
+		s.strangerLog.log(slog.LevelWarn, "capnp connection refused: connection limit reached", "remote", nc.RemoteAddr(), "limit", s.maxConns)
+		refuse(nc, "server busy: it serves its maximum number of connections; try again later")
+		return
 	}
+	welcome := func() { s.strangers.forget(st) }
 	var (
 		userName   string
 		userBudget *inFlight // set once, by onAuth; read after the transport closed
@@ -191,9 +188,10 @@ func (s *Server) start(nc net.Conn) {
 	t.codec.recv = s.recv
 	conn := rpc.NewConn(t, &rpc.Options{
 		BootstrapClient: s.bootstrap(&Peer{t: t, remote: nc.RemoteAddr()}),
-		Logger:          connLogger{t: t, stranger: s.strangerLog, remote: nc.RemoteAddr().String(), logger: s.logger},
+		Logger:          newConnLog(t, nc.RemoteAddr().String(), s.logger, s.strangerLog),
 	})
 	s.conns[conn] = struct{}{}
+	s.strangers.enqueue(st, conn, t)
 	s.wg.Add(1)
 	s.mu.Unlock()
 
@@ -211,25 +209,19 @@ func (s *Server) start(nc net.Conn) {
 	}()
 }
 
-// admitStranger counts one more unauthenticated connection from host, unless
-// host already has its maximum.
-func (s *Server) admitStranger(host string) bool {
-	s.strangersMu.Lock()
-	defer s.strangersMu.Unlock()
-	if s.strangers[host] >= s.lim.Unauthenticated.MaxPerAddress {
+// evictOldestStranger makes room for a new connection by ending the
+// oldest one that has not logged in, and reports whether there was one. The
+// evicted connection stops counting at once; it is gone within rpc.Conn's
+// abort timeout. s.mu is held.
+func (s *Server) evictOldestStranger() bool {
+	st := s.strangers.popOldest()
+	if st == nil {
 		return false
 	}
-	s.strangers[host]++
+	delete(s.conns, st.conn)
+	st.t.abort(fmt.Errorf("%w: the server is at its connection limit (%d) and this connection had not logged in; a newer one took its place", ErrLimit, s.maxConns))
+	s.strangerLog.log(slog.LevelWarn, "capnp connection evicted: connection limit reached and it had not logged in", "remote", st.remote, "limit", s.maxConns)
 	return true
-}
-
-// hostOf is the host part of addr, which connections from one machine share.
-func hostOf(addr net.Addr) string {
-	host, _, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return addr.String()
-	}
-	return host
 }
 
 // refuse tells a peer the server will not serve it, with an Abort it can
@@ -254,51 +246,6 @@ func refuse(nc net.Conn, reason string) {
 	}
 	nc.SetWriteDeadline(time.Now().Add(time.Second))
 	capnp.NewEncoder(nc).Encode(msg)
-}
-
-// connLogger is the rpc.Logger of one connection. Every line names the peer,
-// and the errors rpc.Conn reports when a peer simply goes away (it closed its
-// connection, or hung up) are debug lines: a server sees thousands of them,
-// and at error level they drown the errors that matter. Until the peer has
-// logged in, its lines are rate limited with every other stranger's.
-type connLogger struct {
-	t        *Transport
-	stranger *strangerLog
-	remote   string
-	logger   *slog.Logger
-}
-
-func (l connLogger) Debug(msg string, args ...any) { l.log(slog.LevelDebug, msg, args) }
-func (l connLogger) Info(msg string, args ...any)  { l.log(slog.LevelInfo, msg, args) }
-func (l connLogger) Warn(msg string, args ...any)  { l.log(slog.LevelWarn, msg, args) }
-
-func (l connLogger) Error(msg string, args ...any) {
-	if isOrdinaryDisconnect(msg) {
-		l.log(slog.LevelDebug, msg, args)
-		return
-	}
-	l.log(slog.LevelError, msg, args)
-}
-
-func (l connLogger) log(level slog.Level, msg string, args []any) {
-	args = append([]any{"remote", l.remote}, args...)
-	if !l.t.authenticated.Load() {
-		l.stranger.log(level, msg, args...)
-		return
-	}
-	l.logger.Log(context.Background(), level, msg, args...)
-}
-
-// isOrdinaryDisconnect reports whether an error line of rpc.Conn says only
-// that the peer went away. go-capnp reports these errors as text alone, so
-// the text is all there is to go by: a client's Close sends an abort that
-// says "connection closed"; a peer that hangs up ends the stream (EOF) or
-// resets it.
-func isOrdinaryDisconnect(msg string) bool {
-	return strings.HasSuffix(msg, "remote abort: connection closed") ||
-		strings.HasSuffix(msg, "EOF") || // io.EOF, io.ErrUnexpectedEOF
-		strings.HasSuffix(msg, "connection reset by peer") ||
-		strings.HasSuffix(msg, "broken pipe")
 }
 
 // ConnCount reports how many connections are open.
