@@ -25,12 +25,17 @@ func loadTLSConfig(certFile, keyFile string) (*tls.Config, error) {
 }
 
 // listen opens the TCP listener called name on addr, serving TLS if
-// tlsConfig is set. A plaintext listener reachable beyond loopback is logged
-// at WARN: tokens would cross the network in the clear.
-func listen(name, addr string, tlsConfig *tls.Config, logger *slog.Logger) (net.Listener, error) {
+// tlsConfig is set. bound, if not nil, wraps the TCP listener (under TLS, so
+// that connections still in their handshake count). A plaintext listener
+// reachable beyond loopback is logged at WARN: tokens would cross the
+// network in the clear.
+func listen(name, addr string, tlsConfig *tls.Config, logger *slog.Logger, bound func(net.Listener) net.Listener) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s listener: %w", name, err)
+	}
+	if bound != nil {
+		ln = bound(ln)
 	}
 	if tlsConfig != nil {
 		return tls.NewListener(ln, tlsConfig), nil

@@ -172,7 +172,7 @@ func TestPlaintextListenerBeyondLoopbackIsWarnedAbout(t *testing.T) {
 		{"0.0.0.0:0", tlsConfig, false},
 	} {
 		var logs syncBuffer
-		ln, err := listen("capnp", tc.addr, tc.tls, slog.New(slog.NewTextHandler(&logs, nil)))
+		ln, err := listen("capnp", tc.addr, tc.tls, slog.New(slog.NewTextHandler(&logs, nil)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

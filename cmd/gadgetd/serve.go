@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
+	"github.com/gadgetd/gadgetd/internal/connlimit"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
@@ -25,6 +27,13 @@ import (
 const (
 	devUser      = "demo"
 	devTokenFile = "dev-token"
+)
+
+// The HTTP listener's bounds: connections open at once, in all and from one
+// address (an IPv6 /64). The front page needs few; a browser opens about 6.
+const (
+	httpMaxConns        = 512
+	httpMaxConnsPerHost = 32
 )
 
 // serveHelp is what `gadgetd serve --help` says beyond the flags.
@@ -90,12 +99,17 @@ func runServer(cfg serveConfig, devExamples string, stdout, stderr io.Writer) (e
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	capnpLn, err := listen("capnp", cfg.Listen.Capnp, tlsConfig, logger)
+	// The Cap'n Proto server bounds its connections itself (rpcguard).
+	capnpLn, err := listen("capnp", cfg.Listen.Capnp, tlsConfig, logger, nil)
 	if err != nil {
 		return err
 	}
 	defer capnpLn.Close()
-	httpLn, err := listen("http", cfg.Listen.HTTP, tlsConfig, logger)
+	// Without a bound, connections that never finish a request header
+	// would take every file descriptor until ReadHeaderTimeout.
+	httpLn, err := listen("http", cfg.Listen.HTTP, tlsConfig, logger, func(ln net.Listener) net.Listener {
+		return connlimit.NewListener(ln, connlimit.WithMax(httpMaxConns), connlimit.WithMaxPerHost(httpMaxConnsPerHost))
+	})
 	if err != nil {
 		return err
 	}
@@ -142,7 +156,10 @@ func runServer(cfg serveConfig, devExamples string, stdout, stderr io.Writer) (e
 	httpSrv := &http.Server{
 		Handler:           srv.HTTPHandler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      time.Minute,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
 	}
 	errs := make(chan error, 2)
 	go func() { errs <- srv.ServeCapnp(capnpLn) }()
