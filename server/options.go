@@ -11,22 +11,29 @@ import (
 
 // Defaults for the limits a Server enforces. Each has an Option.
 const (
-	DefaultMaxKeySize      = 512
-	DefaultMaxValueSize    = 1 << 20
-	DefaultMaxStorageSize  = 64 << 20
-	DefaultLogLines        = 1000
-	DefaultLogLineSize     = 4 << 10
-	DefaultMaxWasmSize     = 24 << 20
-	DefaultMaxUISize       = 2 << 20
-	DefaultMaxSchemaSize   = 2 << 20
-	DefaultMaxConnections  = rpcguard.DefaultMaxConns
-	DefaultMaxMessageSize  = 9 << 20 // a guest frame (8 MiB) and its envelope; blueprints are streamed
-	DefaultMaxInFlight     = 512
-	DefaultMaxCapTable     = 256
-	DefaultIdleTimeout     = 10 * time.Minute
-	DefaultMessageTimeout  = 30 * time.Second
-	maxDescriptionSize     = 4 << 10
-	maxLogsAnswerLineCount = 10000
+	DefaultMaxKeySize     = 512
+	DefaultMaxValueSize   = 1 << 20
+	DefaultMaxStorageSize = 64 << 20
+	DefaultLogLines       = 1000
+	DefaultLogLineSize    = 4 << 10
+	DefaultMaxWasmSize    = 24 << 20
+	DefaultMaxUISize      = 2 << 20
+	DefaultMaxSchemaSize  = 2 << 20
+	DefaultMaxConnections = rpcguard.DefaultMaxConns
+	DefaultMaxMessageSize = 9 << 20 // a guest frame (8 MiB) and its envelope; blueprints are streamed
+	DefaultMaxInFlight    = 512
+	// A user's connections together may have two connections' worth of
+	// calls in flight; all connections together four users' worth of
+	// bytes (the process holds about four times that: ~2 GiB at worst).
+	DefaultMaxInFlightPerUser      = 1024
+	DefaultMaxInFlightBytesPerUser = 128 << 20
+	DefaultMaxInFlightTotal        = 4096
+	DefaultMaxInFlightBytesTotal   = 512 << 20
+	DefaultMaxCapTable             = 256
+	DefaultIdleTimeout             = 10 * time.Minute
+	DefaultMessageTimeout          = 30 * time.Second
+	maxDescriptionSize             = 4 << 10
+	maxLogsAnswerLineCount         = 10000
 )
 
 // Option configures a Server.
@@ -74,6 +81,8 @@ func defaultConfig() config {
 	lim := rpcguard.DefaultLimits()
 	lim.MaxMessageSize = DefaultMaxMessageSize
 	lim.MaxInFlight = DefaultMaxInFlight
+	lim.MaxUserInFlight, lim.MaxUserInFlightBytes = DefaultMaxInFlightPerUser, DefaultMaxInFlightBytesPerUser
+	lim.MaxServerInFlight, lim.MaxServerInFlightBytes = DefaultMaxInFlightTotal, DefaultMaxInFlightBytesTotal
 	lim.MaxCapTable = DefaultMaxCapTable
 	lim.IdleTimeout = DefaultIdleTimeout
 	lim.MessageTimeout = DefaultMessageTimeout
@@ -153,6 +162,31 @@ func WithMaxMessageSize(bytes uint64) Option {
 // past it calls fail with an "overloaded" exception.
 func WithMaxInFlightCalls(n int) Option {
 	return func(c *config) { c.conn.MaxInFlight = positiveOr(n, c.conn.MaxInFlight) }
+}
+
+// WithMaxInFlightPerUser bounds the calls, and the bytes of the messages
+// that carried them, that all the connections of one logged-in user may have
+// in flight together: opening more connections gains a user nothing. A call
+// counts until its answer has been written to the socket, so answers that
+// wait for a client that does not read keep counting. Past it calls fail
+// with an "overloaded" exception naming the user. Zero keeps a default.
+func WithMaxInFlightPerUser(calls int, bytes uint64) Option {
+	return func(c *config) {
+		c.conn.MaxUserInFlight = positiveOr(calls, c.conn.MaxUserInFlight)
+		c.conn.MaxUserInFlightBytes = positiveOr(bytes, c.conn.MaxUserInFlightBytes)
+	}
+}
+
+// WithMaxInFlightTotal bounds the calls, and their bytes, that all
+// connections together may have in flight, counted like
+// WithMaxInFlightPerUser: many users cannot add up past it. Past it calls
+// fail with an "overloaded" exception naming the server. Zero keeps a
+// default.
+func WithMaxInFlightTotal(calls int, bytes uint64) Option {
+	return func(c *config) {
+		c.conn.MaxServerInFlight = positiveOr(calls, c.conn.MaxServerInFlight)
+		c.conn.MaxServerInFlightBytes = positiveOr(bytes, c.conn.MaxServerInFlightBytes)
+	}
 }
 
 // WithMaxCapTable bounds the capability table of one incoming message; a
