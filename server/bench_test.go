@@ -8,11 +8,11 @@ import (
 
 	"capnproto.org/go/capnp/v3/rpc"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
-	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/latency"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/testcounter/countertest"
+	"github.com/gadgetd/gadgetd/internal/testcounter/plaincounter"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
 )
 
 // benchCalls runs call b.N times after a warm-up and reports p50 and p99.

@@ -33,7 +33,7 @@ func install(t *testing.T, ws schema.Workspace, b blueprint.Bundle) error {
 func TestInstallRefusesMalformedBlueprintsWithPreciseErrors(t *testing.T) {
 	h := start(t, t.TempDir())
 	ws := h.login(t, h.token("alice"))
-	good := *blueprinttest.ExampleBundle(t, "counter")
+	good := *blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	good.Name = "my-counter"
 
 	// A module that is valid wasm but exports nothing a guest must.

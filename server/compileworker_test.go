@@ -61,7 +61,7 @@ func loginResolved(t *testing.T, h *harness, user string) schema.Workspace {
 
 // bombBundle is the counter bundle with a compile bomb for its wasm.
 func bombBundle(t testing.TB, name string) blueprint.Bundle {
-	b := *blueprinttest.ExampleBundle(t, "counter")
+	b := *blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	b.Name = name
 	b.Wasm = compilebomb.NestedBlocks(2000, 1000)
 	return b
@@ -154,7 +154,7 @@ func TestCompileBombInstallsQueueBehindTheirUsersShareWhileOthersAreServed(t *te
 	}
 
 	// Bob installs and uses a real blueprint meanwhile, in the second slot.
-	good := *blueprinttest.ExampleBundle(t, "counter")
+	good := *blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	good.Name = "bobs-counter"
 	if err := install(t, bob, good); err != nil {
 		t.Fatalf("bob's install while alice's bombs compile: %v", err)

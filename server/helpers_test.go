@@ -14,10 +14,10 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/client"
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/leakcheck"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -50,8 +50,8 @@ type harness struct {
 	once sync.Once
 }
 
-// start opens a server on dir with the counter example installed as a
-// builtin.
+// start opens a server on dir with the test counter (internal/testcounter)
+// installed as a builtin.
 func start(t testing.TB, dir string, opts ...server.Option) *harness {
 	t.Helper()
 	ctx := context.Background()
@@ -67,7 +67,7 @@ func start(t testing.TB, dir string, opts ...server.Option) *harness {
 	}
 	h := &harness{t: t, dir: dir, srv: srv}
 	t.Cleanup(h.stop)
-	if _, err := srv.InstallBuiltin(ctx, blueprinttest.ExampleBundle(t, "counter")); err != nil {
+	if _, err := srv.InstallBuiltin(ctx, blueprinttest.Bundle(t, blueprinttest.TestCounter)); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -10,9 +10,9 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/client"
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
@@ -29,7 +29,7 @@ func TestClientsLeavingLetTheirInstancesGoAndTheHeapIsReturned(t *testing.T) {
 	s := openTestServer(t,
 		WithIdleShellTimeout(50*time.Millisecond),
 		func(c *config) { c.returnMemory = func() { returned.Add(1) } })
-	if _, err := s.InstallBuiltin(context.Background(), blueprinttest.ExampleBundle(t, "counter")); err != nil {
+	if _, err := s.InstallBuiltin(context.Background(), blueprinttest.Bundle(t, blueprinttest.TestCounter)); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

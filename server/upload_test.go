@@ -20,7 +20,7 @@ func TestABlueprintStreamsInChunksUnderTheMessageLimit(t *testing.T) {
 	const messageLimit = 1 << 20
 	h := start(t, t.TempDir(), server.WithMaxMessageSize(messageLimit))
 	token := h.token("alice")
-	b := *blueprinttest.ExampleBundle(t, "counter")
+	b := *blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	b.Name = "my-counter"
 	bundle, err := b.Marshal()
 	if err != nil {
@@ -165,7 +165,7 @@ func TestAnUploadStopsWhenItsTokenIsRevoked(t *testing.T) {
 		t.Fatal(err)
 	}
 	stolen := h.login(t, token)
-	b := *blueprinttest.ExampleBundle(t, "counter")
+	b := *blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	b.Name = "planted"
 	bundle, err := b.Marshal()
 	if err != nil {
@@ -224,7 +224,7 @@ func TestAnInstallInOneMessageHoldsAnUploadSlot(t *testing.T) {
 	if _, err := f.Struct(); err != nil {
 		t.Fatal(err)
 	}
-	b := *blueprinttest.ExampleBundle(t, "counter")
+	b := *blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	b.Name = "one-message"
 	inst, releaseInstall := ws.InstallBlueprint(ctx, func(p schema.Workspace_installBlueprint_Params) error {
 		bundle, err := p.NewBundle()

@@ -73,7 +73,7 @@ func cacheEntries(t *testing.T, dir string) map[string]uint64 {
 
 func TestCompileWorkerFillsTheCacheTheRuntimeLoadsFrom(t *testing.T) {
 	ctx := context.Background()
-	wasm := wasmbuild.ForTest(t, "github.com/gadgetd/gadgetd/examples/counter")
+	wasm := wasmbuild.ForTest(t, "github.com/gadgetd/gadgetd/internal/testcounter")
 	dir := t.TempDir()
 	rt := newWorkerRuntime(t, WithCompilationCacheDir(dir))
 

@@ -2,7 +2,7 @@ package wasmhost_test
 
 // Guest ABI conformance: one table of checks, run unchanged against every
 // guest we have that implements the counter schema, whatever it is written
-// in. The Go counter (examples/counter, through the guest SDK) and a guest
+// in. The Go counter (internal/testcounter, through the guest SDK) and a guest
 // written by hand in WebAssembly text (internal/testguests/watguest, no SDK,
 // no WASI) must behave the same; if a check only passes for Go, docs/ABI.md
 // is not the whole contract.
@@ -22,8 +22,8 @@ import (
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/exc"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/memhost"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/schema/abi"
@@ -38,7 +38,7 @@ var conformanceGuests = []struct {
 	build func(t *testing.T) []byte
 }{
 	{"go-counter", func(t *testing.T) []byte {
-		return wasmbuild.ForTest(t, "github.com/gadgetd/gadgetd/examples/counter")
+		return wasmbuild.ForTest(t, "github.com/gadgetd/gadgetd/internal/testcounter")
 	}},
 	{"wat-counter", buildWATGuest},
 }

@@ -7,8 +7,8 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/wasmhost/internal/testguests/benchguest/benchpb"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 )
 
 func TestGuestErrorsNameTheMethodOnce(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
-	"github.com/gadgetd/gadgetd/examples/counter/countertest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/revocable"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/testcounter/countertest"
 )
 
 // A revoked capability is gone for good: its callers see a disconnected

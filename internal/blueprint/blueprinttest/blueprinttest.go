@@ -84,29 +84,51 @@ func hashKey(s string) string {
 	return string(out)
 }
 
+// TestCounter is the kernel's test counter blueprint (a copy of the counter
+// example with a schema of its own), relative to the repository root. Core
+// tests use it rather than examples/counter, so the example can change
+// without breaking them.
+const TestCounter = "internal/testcounter"
+
+// Built returns a built copy of the blueprint in dir (absolute, or relative
+// to the repository root), ready for blueprint.Load.
+func Built(t testing.TB, dir string) string {
+	t.Helper()
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(RepoRoot(), dir)
+	}
+	out, err := once("blueprint:"+dir, func(out string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		defer cancel()
+		return out, toolchain.BuildInto(ctx, dir, out)
+	})
+	if err != nil {
+		t.Fatalf("building blueprint %s: %v", dir, err)
+	}
+	return out
+}
+
+// Bundle returns the loaded bundle of the blueprint in dir (absolute, or
+// relative to the repository root).
+func Bundle(t testing.TB, dir string) *blueprint.Bundle {
+	t.Helper()
+	b, err := blueprint.Load(Built(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // Example returns a built copy of examples/<name>, ready for blueprint.Load.
 func Example(t testing.TB, name string) string {
 	t.Helper()
-	src := filepath.Join(RepoRoot(), "examples", name)
-	dir, err := once("example:"+src, func(out string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-		defer cancel()
-		return out, toolchain.BuildInto(ctx, src, out)
-	})
-	if err != nil {
-		t.Fatalf("building example %s: %v", name, err)
-	}
-	return dir
+	return Built(t, filepath.Join("examples", name))
 }
 
 // ExampleBundle returns the loaded bundle of examples/<name>.
 func ExampleBundle(t testing.TB, name string) *blueprint.Bundle {
 	t.Helper()
-	b, err := blueprint.Load(Example(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return Bundle(t, filepath.Join("examples", name))
 }
 
 // Wasm builds the Go guest package in dir (absolute, or relative to the

@@ -308,7 +308,7 @@ func TestRealGuestsFitTheDefaultsWithAWideMargin(t *testing.T) {
 }
 
 var realGoGuests = []string{
-	"github.com/gadgetd/gadgetd/examples/counter",
+	"github.com/gadgetd/gadgetd/internal/testcounter",
 	"github.com/gadgetd/gadgetd/examples/notes",
 	"github.com/gadgetd/gadgetd/wasmhost/internal/testguests/benchguest",
 	"github.com/gadgetd/gadgetd/wasmhost/internal/testguests/hostile",

@@ -41,7 +41,7 @@
 // Transcripts show a host exception as "exception: REASON", with its type in
 // parentheses unless it is failed: "exception (disconnected): REASON".
 //
-// and to Counter.watch(listener) (examples/counter) by calling
+// and to Counter.watch(listener) (internal/testcounter) by calling
 // listener.changed(1) and, when the host delivers a call into it while it
 // waits, abandoning both: it answers watch at once.
 package main
@@ -54,7 +54,7 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/schema/abi"
 )

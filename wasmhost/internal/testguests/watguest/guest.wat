@@ -1,13 +1,13 @@
 ;; watguest: a gadgetd guest written by hand in WebAssembly text, with no SDK
 ;; and no WASI. It exists to prove that docs/ABI.md is enough to write a guest
 ;; in any language, and wasmhost/conformance_test.go runs it through the same
-;; checks as the Go counter example (build: wat2wasm guest.wat -o guest.wasm).
+;; checks as the Go test counter (build: wat2wasm guest.wat -o guest.wasm).
 ;;
 ;; What it implements:
 ;;   - Guest (export 0): open() returns a new session object (exports 1, 2, ...).
-;;   - Counter (examples/counter/counterpb/counter.capnp) on every session:
+;;   - Counter (internal/testcounter/counterpb/counter.capnp) on every session:
 ;;     increment(by) and get(), with the value kept in host storage under the
-;;     key "value" as 8 big-endian bytes (the same format as the Go example).
+;;     key "value" as 8 big-endian bytes (the same format as the Go counter).
 ;;     Every call asks Host.storage() (host import 0) for the store, calls
 ;;     Storage.get / Storage.put on it through exchange+take, and releases it.
 ;;   - Anything else (Counter.watch included) is answered with an exception
@@ -523,7 +523,7 @@
         (return (call $unimplemented (local.get $iface) (local.get $method)))))
     (if (i32.eqz (call $live (local.get $target)))
       (then (return (call $exception (i32.const 0x760) (i32.const 54)))))
-    (if (i64.eq (local.get $iface) (i64.const 0x8a3e18650a9facfd)) ;; Counter
+    (if (i64.eq (local.get $iface) (i64.const 0x9e2b9404c4991f3c)) ;; Counter
       (then
         (if (i32.eq (local.get $method) (i32.const 0)) ;; increment(by :Int64)
           (then (return (call $increment (call $word (local.get $ka) (local.get $kdw) (i32.const 0))))))

@@ -1,0 +1,158 @@
+// Command testcounter is the kernel's test counter: the counter example's
+// guest, copied with a schema of its own (internal/testcounter/counterpb), so
+// the server and wasmhost tests stand on a fixture that does not change when
+// the example does. A counter shared by everyone who opens it, kept in the
+// gadget's storage, with listeners that hear about every change; a listener
+// whose call fails is logged at warn and dropped.
+//
+// Tests build it with internal/blueprint/blueprinttest (the blueprint) or
+// internal/wasmbuild (the guest module alone).
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/wasmhost/guest"
+)
+
+func init() { guest.Serve(app{}) }
+
+func main() {}
+
+// app is the gadget's main object: it opens sessions.
+type app struct{}
+
+func (app) Open(ctx context.Context, call schema.Guest_open) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetSession(capnp.Client(counterpb.Counter_ServerToClient(&shared)))
+}
+
+// shared is the one counter every session talks to. Its listeners live as
+// long as this instance; the value lives in storage.
+var shared counter
+
+type counter struct {
+	listeners []counterpb.Listener
+}
+
+const valueKey = "value"
+
+func (c *counter) Increment(ctx context.Context, call counterpb.Counter_increment) error {
+	// Listeners may call back into this counter (get) while we wait for
+	// them; Go lets those calls run instead of queueing behind this one.
+	call.Go()
+	by := call.Args().By()
+	if by == 0 {
+		by = 1
+	}
+	v, err := load(ctx)
+	if err != nil {
+		return err
+	}
+	v += by
+	if err := store(ctx, v); err != nil {
+		return err
+	}
+	c.notify(ctx, v)
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	res.SetValue(v)
+	return nil
+}
+
+func (c *counter) Get(ctx context.Context, call counterpb.Counter_get) error {
+	v, err := load(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	res.SetValue(v)
+	return nil
+}
+
+func (c *counter) Watch(ctx context.Context, call counterpb.Counter_watch) error {
+	l := call.Args().Listener()
+	if !l.IsValid() {
+		return fmt.Errorf("watch: listener is null")
+	}
+	// Arguments are released when the method returns: keep our own reference.
+	c.listeners = append(c.listeners, l.AddRef())
+	v, err := load(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	res.SetValue(v)
+	return nil
+}
+
+// notify tells every listener about v and drops those that fail.
+func (c *counter) notify(ctx context.Context, v int64) {
+	kept := c.listeners[:0]
+	for _, l := range c.listeners {
+		f, release := l.Changed(ctx, func(p counterpb.Listener_changed_Params) error {
+			p.SetValue(v)
+			return nil
+		})
+		_, err := f.Struct()
+		release()
+		if err != nil {
+			guest.Host().Log(ctx, func(p schema.Host_log_Params) error {
+				p.SetLevel(schema.LogLevel_warn)
+				return p.SetText("dropping a listener that failed: " + err.Error())
+			})
+			l.Release()
+			continue
+		}
+		kept = append(kept, l)
+	}
+	c.listeners = kept
+}
+
+func load(ctx context.Context) (int64, error) {
+	f, release := guest.Storage(ctx).Get(ctx, func(p schema.Storage_get_Params) error {
+		return p.SetKey(valueKey)
+	})
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return 0, fmt.Errorf("reading the counter: %w", err)
+	}
+	if !res.Found() {
+		return 0, nil
+	}
+	b, err := res.Value()
+	if err != nil || len(b) != 8 {
+		return 0, fmt.Errorf("reading the counter: stored value is corrupt")
+	}
+	return int64(binary.BigEndian.Uint64(b)), nil
+}
+
+func store(ctx context.Context, v int64) error {
+	f, release := guest.Storage(ctx).Put(ctx, func(p schema.Storage_put_Params) error {
+		if err := p.SetKey(valueKey); err != nil {
+			return err
+		}
+		return p.SetValue(binary.BigEndian.AppendUint64(nil, uint64(v)))
+	})
+	defer release()
+	_, err := f.Struct()
+	return err
+}

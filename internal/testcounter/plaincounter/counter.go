@@ -1,0 +1,98 @@
+package plaincounter
+
+import (
+	"context"
+	"sync"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
+)
+
+// Counter is an in-memory counterpb.Counter. Gate, when non-nil, is received
+// from before each increment completes, so tests can hold calls in flight.
+type Counter struct {
+	Gate <-chan struct{}
+
+	mu        sync.Mutex
+	value     int64
+	listeners []counterpb.Listener
+}
+
+// Client exports c as a capability.
+func (c *Counter) Client() counterpb.Counter {
+	return counterpb.Counter(capserver.New(counterpb.Counter_Methods(nil, c), c, c))
+}
+
+// Shutdown releases the listeners once no client holds the counter.
+func (c *Counter) Shutdown() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.listeners {
+		l.Release()
+	}
+	c.listeners = nil
+}
+
+func (c *Counter) Increment(ctx context.Context, call counterpb.Counter_increment) error {
+	if c.Gate != nil {
+		call.Go() // let other calls queue up behind this one's answer, not its handler
+		select {
+		case <-c.Gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	by := call.Args().By()
+	if by == 0 {
+		by = 1
+	}
+	c.mu.Lock()
+	c.value += by
+	v := c.value
+	listeners := make([]counterpb.Listener, len(c.listeners))
+	for i, l := range c.listeners {
+		listeners[i] = l.AddRef()
+	}
+	c.mu.Unlock()
+	for _, l := range listeners {
+		f, release := l.Changed(ctx, func(p counterpb.Listener_changed_Params) error { p.SetValue(v); return nil })
+		_, _ = f.Struct()
+		release()
+		l.Release()
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	res.SetValue(v)
+	return nil
+}
+
+func (c *Counter) Get(ctx context.Context, call counterpb.Counter_get) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	res.SetValue(c.value)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *Counter) Watch(ctx context.Context, call counterpb.Counter_watch) error {
+	l := call.Args().Listener()
+	if !capnp.Client(l).IsValid() {
+		return nil
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.listeners = append(c.listeners, l.AddRef())
+	res.SetValue(c.value)
+	c.mu.Unlock()
+	return nil
+}
