@@ -12,134 +12,13 @@ import (
 	"capnproto.org/go/capnp/v3/rpc"
 
 	"github.com/gadgetd/gadgetd/client"
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
-
-// Without the per-call limits, one call could buffer any number of deletes
-// of keys that do not exist: they change no data size, so the size limit
-// never saw them (335,872 of them held 420 MB).
-func TestEveryBufferedWriteCountsAgainstTheCallLimits(t *testing.T) {
-	s := openTestServer(t, WithStorageCallLimits(100, 1<<20, 0))
-	st, c := testStorage(s, "g")
-	defer c.Release()
-	ctx := context.Background()
-
-	end := st.begin()
-	if err := put(ctx, c, "kept", []byte("v")); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 99 {
-		if err := del(ctx, c, fmt.Sprintf("absent-%d", i)); err != nil {
-			t.Fatalf("delete %d: %v", i, err)
-		}
-	}
-	err := del(ctx, c, "absent-one-too-many")
-	requireContains(t, err, "storage call limit: this call has changed 100 keys, the limit is 100; split the work over several calls")
-	// Writing a key the call already changed holds nothing more.
-	if err := del(ctx, c, "absent-7"); err != nil {
-		t.Fatalf("deleting a key the call already deleted: %v", err)
-	}
-	// The rest of the transaction is kept.
-	if err := end(nil); err != nil {
-		t.Fatal(err)
-	}
-	if !stored(t, s, "g", "kept") {
-		t.Fatal("the call's writes before the limit were not committed")
-	}
-
-	// Bytes count too: each delete of a 500-byte key holds its key and
-	// writeOverhead.
-	s = openTestServer(t, WithStorageCallLimits(1000, 10_000, 0))
-	st, c = testStorage(s, "g")
-	defer c.Release()
-	end = st.begin()
-	defer end(nil)
-	fits := 10_000 / (500 + writeOverhead)
-	for i := range fits {
-		if err := del(ctx, c, fmt.Sprintf("%0500d", i)); err != nil {
-			t.Fatalf("delete %d: %v", i, err)
-		}
-	}
-	err = del(ctx, c, fmt.Sprintf("%0500d", fits))
-	requireContains(t, err, fmt.Sprintf("storage call limit: this call's buffered writes would hold %d bytes, the limit is 10000", (fits+1)*(500+writeOverhead)))
-}
-
-// Without the byte budget, Storage.list read up to 1000 values of up to
-// 1 MiB each into host memory before the frame limit refused the answer.
-func TestListAnswersWithinItsByteBudgetAndPagesThroughEverything(t *testing.T) {
-	const budget = 3000
-	s := openTestServer(t, WithStorageCallLimits(0, 0, budget))
-	st, c := testStorage(s, "g")
-	defer c.Release()
-	ctx := context.Background()
-	var all []string
-	for i := range 10 {
-		k := fmt.Sprintf("k%d", i)
-		all = append(all, k)
-		if err := put(ctx, c, k, make([]byte, 1000)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	page := func(after string) []string {
-		t.Helper()
-		f, release := c.List(ctx, func(p schema.Storage_list_Params) error { return p.SetAfter(after) })
-		defer release()
-		res, err := f.Struct()
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries, _ := res.Entries()
-		var keys []string
-		var size int64
-		for i := 0; i < entries.Len(); i++ {
-			k, _ := entries.At(i).Key()
-			v, _ := entries.At(i).Value()
-			keys = append(keys, k)
-			size += store.EntrySize(k, v)
-		}
-		if size > budget {
-			t.Fatalf("a list answer held %d bytes of keys and values, over the budget of %d", size, budget)
-		}
-		return keys
-	}
-	pageAll := func() []string {
-		var got []string
-		for after := ""; ; {
-			keys := page(after)
-			if len(keys) == 0 {
-				return got
-			}
-			got = append(got, keys...)
-			after = keys[len(keys)-1]
-		}
-	}
-	if got := pageAll(); strings.Join(got, ",") != strings.Join(all, ",") {
-		t.Fatalf("paging read %v, want %v", got, all)
-	}
-
-	// Inside a call: deletes hiding every entry of the first stored page
-	// must not end the listing early, and a buffered put past the page must
-	// not skip the stored keys before it.
-	end := st.begin()
-	defer end(nil)
-	for _, k := range []string{"k0", "k1", "k2", "k3"} {
-		if err := del(ctx, c, k); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := put(ctx, c, "k99", []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	want := append(append([]string{}, all[4:]...), "k99")
-	if got := pageAll(); strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("paging inside a call read %v, want %v", got, want)
-	}
-}
 
 func TestLogRingIsBoundedByBytes(t *testing.T) {
 	cfg := defaultConfig()
@@ -263,7 +142,7 @@ func TestIdleGadgetsAndModulesAreLetGoButHeldSessionsKeepTheirs(t *testing.T) {
 		WithWasmOptions(wasmhost.WithIdleTimeout(50*time.Millisecond)),
 		WithIdleShellTimeout(50*time.Millisecond),
 		WithMaxIdleModules(1))
-	if _, err := s.InstallBuiltin(context.Background(), blueprinttest.ExampleBundle(t, "counter")); err != nil {
+	if _, err := s.InstallBuiltin(context.Background(), blueprinttest.Bundle(t, blueprinttest.TestCounter)); err != nil {
 		t.Fatal(err)
 	}
 	hostileGadgets(t, s) // two versions: two more modules
@@ -395,7 +274,7 @@ func TestBlueprintVersionsPerUserAreBounded(t *testing.T) {
 		t.Cleanup(c.Release)
 		return c
 	}
-	b := *blueprinttest.ExampleBundle(t, "counter")
+	b := *blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	b.Name = "my-counter"
 	install := func(ws schema.Workspace, version string) error {
 		b.Version = version

@@ -2,15 +2,14 @@ package server
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
@@ -88,88 +87,46 @@ func stored(t *testing.T, s *Server, gadget, key string) bool {
 	return found
 }
 
-func TestStorageLimitsFailWithErrorsNamingTheLimit(t *testing.T) {
-	s := openTestServer(t, WithStorageLimits(8, 16, 40))
-	_, c := testStorage(s, "g")
-	defer c.Release()
-	ctx := context.Background()
-
-	for _, tc := range []struct {
-		key   string
-		value []byte
-		want  string
-	}{
-		{"", nil, "storage key must not be empty"},
-		{"123456789", nil, "storage key limit: key is 9 bytes, over the limit of 8 bytes"},
-		{"k", make([]byte, 17), `storage value limit: value for "k" is 17 bytes, over the limit of 16 bytes`},
-	} {
-		if err := put(ctx, c, tc.key, tc.value); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("put(%q, %d bytes) = %v, want %q", tc.key, len(tc.value), err, tc.want)
-		}
-	}
-	// Outside a call scope each write is its own transaction.
-	if err := put(ctx, c, "k1", make([]byte, 16)); err != nil {
-		t.Fatal(err)
-	}
-	if err := put(ctx, c, "k2", make([]byte, 16)); err != nil {
-		t.Fatal(err)
-	}
-	err := put(ctx, c, "k3", make([]byte, 16))
-	if err == nil || !strings.Contains(err.Error(), "storage size limit") || !strings.Contains(err.Error(), "over the limit of 40 bytes") {
-		t.Fatalf("third put = %v, want the size limit", err)
-	}
-	// Overwriting within the limit is fine; so is deleting.
-	if err := put(ctx, c, "k2", make([]byte, 10)); err != nil {
-		t.Fatalf("shrinking a value: %v", err)
-	}
-	if !stored(t, s, "g", "k1") || stored(t, s, "g", "k3") {
-		t.Fatal("unscoped writes were not applied as they came")
-	}
-}
-
-func TestStorageScopeCommitsOnSuccessAndDiscardsOnFailure(t *testing.T) {
-	s := openTestServer(t)
+// The storage semantics are internal/storage's, proven there against the
+// bbolt store and the memory backend
+// (internal/storage/semantics_test.go:TestEveryBackendHasTheSameSemantics).
+// This proves that each of the server's storage options reaches them.
+func TestStorageOptionsSetTheLimitsEveryGadgetStorageEnforces(t *testing.T) {
+	s := openTestServer(t, WithStorageLimits(8, 16, 40), WithStorageCallLimits(2, 150, 30))
 	st, c := testStorage(s, "g")
 	defer c.Release()
 	ctx := context.Background()
-	for _, k := range []string{"n/1", "n/2"} {
-		if err := put(ctx, c, k, []byte(k)); err != nil {
+
+	requireContains(t, put(ctx, c, "123456789", nil), "storage key limit: key is 9 bytes, over the limit of 8 bytes")
+	requireContains(t, put(ctx, c, "k", make([]byte, 17)), `storage value limit: value for "k" is 17 bytes, over the limit of 16 bytes`)
+	for _, k := range []string{"k1", "k2"} {
+		if err := put(ctx, c, k, make([]byte, 16)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	requireContains(t, put(ctx, c, "k3", make([]byte, 16)), `storage size limit: writing "k3" would bring this gadget's storage to 54 bytes, over the limit of 40 bytes`)
+	// Each entry is 18 bytes: a list budget of 30 answers with one.
+	if keys, err := listKeys(ctx, c, ""); err != nil || strings.Join(keys, ",") != "k1" {
+		t.Fatalf("list = %v, %v; want k1 alone within 30 bytes", keys, err)
+	}
 
 	end := st.begin()
-	if err := put(ctx, c, "a", []byte("1")); err != nil {
+	for _, k := range []string{"x", "y"} {
+		if err := del(ctx, c, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	requireContains(t, del(ctx, c, "z"), "storage call limit: this call has changed 2 keys, the limit is 2")
+	if err := end(nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := del(ctx, c, "n/1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := put(ctx, c, "n/3", []byte("3")); err != nil {
-		t.Fatal(err)
-	}
-	if v, found, _ := getValue(ctx, c, "a"); !found || v != "1" {
-		t.Fatal("a call does not read its own buffered write")
-	}
-	if keys, _ := listKeys(ctx, c, "n/"); strings.Join(keys, ",") != "n/2,n/3" {
-		t.Fatalf("list inside the call = %v, want the buffered delete and put applied", keys)
-	}
-	if stored(t, s, "g", "a") {
-		t.Fatal("a buffered write reached the store before the call ended")
-	}
-	end(errors.New("the guest trapped"))
-	if stored(t, s, "g", "a") || !stored(t, s, "g", "n/1") || stored(t, s, "g", "n/3") {
-		t.Fatal("a failed call's writes were applied")
-	}
-
+	// Each put of 2 + 16 bytes holds 82 bytes with the write's overhead.
 	end = st.begin()
-	if err := put(ctx, c, "a", []byte("2")); err != nil {
+	defer end(nil)
+	if err := put(ctx, c, "k1", make([]byte, 16)); err != nil {
 		t.Fatal(err)
 	}
-	end(nil)
-	if !stored(t, s, "g", "a") {
-		t.Fatal("a successful call's write was not committed")
-	}
+	requireContains(t, put(ctx, c, "k2", make([]byte, 16)), "storage call limit: this call's buffered writes would hold 164 bytes, the limit is 150")
 }
 
 func TestFailedGuestCallsDiscardTheirStorageWrites(t *testing.T) {
@@ -178,7 +135,7 @@ func TestFailedGuestCallsDiscardTheirStorageWrites(t *testing.T) {
 	// machine, took more than a minute; this bound only proves no hang.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	counter := blueprinttest.ExampleBundle(t, "counter")
+	counter := blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	if _, err := s.InstallBuiltin(ctx, counter); err != nil {
 		t.Fatal(err)
 	}

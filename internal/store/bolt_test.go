@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gadgetd/gadgetd/internal/storage"
 	"github.com/gadgetd/gadgetd/internal/store"
 )
 
@@ -124,7 +125,7 @@ func TestGadgetsAreListedPerOwnerAndDeletedWithTheirData(t *testing.T) {
 	if len(alice) != 2 {
 		t.Fatalf("alice has %v", alice)
 	}
-	if err := s.Commit(ctx, "a1", []store.Write{{Key: "k", Value: []byte("v")}}, 1<<20); err != nil {
+	if err := s.Commit(ctx, "a1", []storage.Write{{Key: "k", Value: []byte("v")}}, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteGadget(ctx, "a1"); err != nil {
@@ -144,14 +145,14 @@ func TestGadgetsAreListedPerOwnerAndDeletedWithTheirData(t *testing.T) {
 func TestCommitIsAtomicAndEnforcesTheQuota(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, filepath.Join(t.TempDir(), "db"))
-	if err := s.Commit(ctx, "g", []store.Write{{Key: "a", Value: []byte("12345")}, {Key: "empty", Value: nil}}, 100); err != nil {
+	if err := s.Commit(ctx, "g", []storage.Write{{Key: "a", Value: []byte("12345")}, {Key: "empty", Value: nil}}, 100); err != nil {
 		t.Fatal(err)
 	}
 	if size, _ := s.DataSize(ctx, "g"); size != 6+5 {
 		t.Fatalf("size = %d, want 11", size)
 	}
-	err := s.Commit(ctx, "g", []store.Write{{Key: "b", Value: []byte("x")}, {Key: "c", Value: make([]byte, 100)}}, 100)
-	if !errors.Is(err, store.ErrQuota) {
+	err := s.Commit(ctx, "g", []storage.Write{{Key: "b", Value: []byte("x")}, {Key: "c", Value: make([]byte, 100)}}, 100)
+	if !errors.Is(err, storage.ErrQuota) {
 		t.Fatalf("over quota: %v", err)
 	}
 	if _, found, _ := s.Get(ctx, "g", "b"); found {
@@ -161,7 +162,7 @@ func TestCommitIsAtomicAndEnforcesTheQuota(t *testing.T) {
 		t.Fatalf("empty value: %q found=%v", v, found)
 	}
 	// Shrinking is allowed even over the quota (an operator may lower it).
-	if err := s.Commit(ctx, "g", []store.Write{{Key: "a", Delete: true}}, 1); err != nil {
+	if err := s.Commit(ctx, "g", []storage.Write{{Key: "a", Delete: true}}, 1); err != nil {
 		t.Fatal(err)
 	}
 	if size, _ := s.DataSize(ctx, "g"); size != 5 {
@@ -176,7 +177,7 @@ func TestStateSurvivesReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit(ctx, "g", []store.Write{{Key: "count", Value: []byte("7")}}, 100); err != nil {
+	if err := s.Commit(ctx, "g", []storage.Write{{Key: "count", Value: []byte("7")}}, 100); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -18,7 +18,31 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/gadgetd/gadgetd/internal/storage"
 )
+
+// GadgetData returns the data of gadget gadgetID in s as a storage.Store.
+func GadgetData(s Store, gadgetID string) storage.Store { return gadgetData{s, gadgetID} }
+
+type gadgetData struct {
+	s  Store
+	id string
+}
+
+func (g gadgetData) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	return g.s.Get(ctx, g.id, key)
+}
+
+func (g gadgetData) List(ctx context.Context, prefix, after string, limit int, maxBytes int64) ([]storage.Entry, bool, error) {
+	return g.s.List(ctx, g.id, prefix, after, limit, maxBytes)
+}
+
+func (g gadgetData) Size(ctx context.Context) (int64, error) { return g.s.DataSize(ctx, g.id) }
+
+func (g gadgetData) Commit(ctx context.Context, writes []storage.Write, maxSize int64) error {
+	return g.s.Commit(ctx, g.id, writes, maxSize)
+}
 
 // ctxCheckEvery is how many entries a scan or commit handles between looks
 // at its context.
@@ -68,7 +92,7 @@ func (s *BoltStore) Get(ctx context.Context, gadgetID, key string) ([]byte, bool
 	return value, found, err
 }
 
-func (s *BoltStore) List(ctx context.Context, gadgetID, prefix, after string, limit int, maxBytes int64) (entries []Entry, more bool, err error) {
+func (s *BoltStore) List(ctx context.Context, gadgetID, prefix, after string, limit int, maxBytes int64) (entries []storage.Entry, more bool, err error) {
 	err = s.view(ctx, func(tx *bolt.Tx) error {
 		kv, _ := gadgetKV(tx, gadgetID)
 		if kv == nil {
@@ -84,7 +108,7 @@ func (s *BoltStore) List(ctx context.Context, gadgetID, prefix, after string, li
 			if string(k) == after {
 				continue
 			}
-			n := EntrySize(string(k), v)
+			n := storage.EntrySize(string(k), v)
 			if len(entries) == limit || (len(entries) > 0 && size+n > maxBytes) {
 				more = true
 				return nil
@@ -94,7 +118,7 @@ func (s *BoltStore) List(ctx context.Context, gadgetID, prefix, after string, li
 					return err
 				}
 			}
-			entries = append(entries, Entry{Key: string(k), Value: bytes.Clone(v)})
+			entries = append(entries, storage.Entry{Key: string(k), Value: bytes.Clone(v)})
 			if entries[len(entries)-1].Value == nil {
 				entries[len(entries)-1].Value = []byte{}
 			}
@@ -117,7 +141,7 @@ func (s *BoltStore) DataSize(ctx context.Context, gadgetID string) (int64, error
 	return size, err
 }
 
-func (s *BoltStore) Commit(ctx context.Context, gadgetID string, writes []Write, maxSize int64) error {
+func (s *BoltStore) Commit(ctx context.Context, gadgetID string, writes []storage.Write, maxSize int64) error {
 	if len(writes) == 0 {
 		return nil
 	}
@@ -150,7 +174,7 @@ func (s *BoltStore) Commit(ctx context.Context, gadgetID string, writes []Write,
 			}
 			k, old := kv.Cursor().Seek([]byte(w.Key))
 			if k != nil && string(k) == w.Key {
-				size -= EntrySize(w.Key, old)
+				size -= storage.EntrySize(w.Key, old)
 			}
 			if w.Delete {
 				if err := kv.Delete([]byte(w.Key)); err != nil {
@@ -161,10 +185,10 @@ func (s *BoltStore) Commit(ctx context.Context, gadgetID string, writes []Write,
 			if err := kv.Put([]byte(w.Key), w.Value); err != nil {
 				return err
 			}
-			size += EntrySize(w.Key, w.Value)
+			size += storage.EntrySize(w.Key, w.Value)
 		}
-		if size > maxSize && size > before {
-			return fmt.Errorf("%w: %d bytes would exceed the limit of %d", ErrQuota, size, maxSize)
+		if err := storage.CheckQuota(before, size, maxSize); err != nil {
+			return err
 		}
 		var raw [8]byte
 		binary.BigEndian.PutUint64(raw[:], uint64(size))

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gadgetd/gadgetd/internal/storage"
 	"github.com/gadgetd/gadgetd/internal/store"
 )
 
-func listKeys(es []store.Entry) (out []string) {
+func listKeys(es []storage.Entry) (out []string) {
 	for _, e := range es {
 		out = append(out, e.Key)
 	}
@@ -21,9 +22,9 @@ func listKeys(es []store.Entry) (out []string) {
 func TestListHonoursPrefixAfterAndLimit(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, filepath.Join(t.TempDir(), "db"))
-	var writes []store.Write
+	var writes []storage.Write
 	for _, k := range []string{"a", "n/1", "n/2", "n/3", "n0", "z"} {
-		writes = append(writes, store.Write{Key: k, Value: []byte(k)})
+		writes = append(writes, storage.Write{Key: k, Value: []byte(k)})
 	}
 	if err := s.Commit(ctx, "g", writes, 1<<20); err != nil {
 		t.Fatal(err)
@@ -47,9 +48,9 @@ func TestListStopsAtItsByteBudgetAndAlwaysMakesProgress(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, filepath.Join(t.TempDir(), "db"))
 	value := []byte(strings.Repeat("v", 1000))
-	var writes []store.Write
+	var writes []storage.Write
 	for _, k := range []string{"k1", "k2", "k3", "k4", "k5"} {
-		writes = append(writes, store.Write{Key: k, Value: value})
+		writes = append(writes, storage.Write{Key: k, Value: value})
 	}
 	if err := s.Commit(ctx, "g", writes, 1<<20); err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestStoreCallsOnADoneContextDoNothing(t *testing.T) {
 	s := openStore(t, filepath.Join(t.TempDir(), "db"))
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := s.Commit(done, "g", []store.Write{{Key: "k", Value: []byte("v")}}, 100)
+	err := s.Commit(done, "g", []storage.Write{{Key: "k", Value: []byte("v")}}, 100)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Commit on a cancelled context = %v, want context.Canceled", err)
 	}
@@ -100,13 +101,13 @@ func TestCommitStopsWaitingForItsTurnWhenItsContextEnds(t *testing.T) {
 	defer hold()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- s.Commit(ctx, "g", []store.Write{{Key: "k", Value: []byte("v")}}, 100) }()
+	go func() { errc <- s.Commit(ctx, "g", []storage.Write{{Key: "k", Value: []byte("v")}}, 100) }()
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("queued Commit = %v, want context.Canceled", err)
 	}
 	hold()
-	if err := s.Commit(context.Background(), "g", []store.Write{{Key: "k", Value: []byte("v")}}, 100); err != nil {
+	if err := s.Commit(context.Background(), "g", []storage.Write{{Key: "k", Value: []byte("v")}}, 100); err != nil {
 		t.Fatalf("Commit after the slot is free: %v", err)
 	}
 }

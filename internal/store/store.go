@@ -5,15 +5,14 @@ import (
 	"crypto/sha256"
 	"errors"
 	"time"
+
+	"github.com/gadgetd/gadgetd/internal/storage"
 )
 
 // Errors a Store returns; callers test them with errors.Is.
 var (
 	ErrNotFound = errors.New("not found")
 	ErrExists   = errors.New("already exists")
-	// ErrQuota is returned by Commit when the writes would take a gadget's
-	// data past the size it was given.
-	ErrQuota = errors.New("storage quota exceeded")
 	// ErrLimit is returned when a user already has as many of something
 	// as they may.
 	ErrLimit = errors.New("limit reached")
@@ -73,22 +72,6 @@ type Gadget struct {
 	CreatedAt        time.Time
 }
 
-// Entry is one key-value pair of a gadget's data.
-type Entry struct {
-	Key   string
-	Value []byte
-}
-
-// Write is one buffered change to a gadget's data.
-type Write struct {
-	Key    string
-	Value  []byte
-	Delete bool
-}
-
-// EntrySize is what one key-value pair counts against a gadget's quota.
-func EntrySize(key string, value []byte) int64 { return int64(len(key) + len(value)) }
-
 // Store is gadgetd's durable state. Every method is one transaction.
 type Store interface {
 	// CreateUser adds a user with a fresh id; ErrExists if the name is taken.
@@ -128,22 +111,16 @@ type Store interface {
 	// DeleteGadget removes the gadget and all its data.
 	DeleteGadget(ctx context.Context, id string) error
 
-	// Get reads one key of a gadget's data.
+	// The gadget's data: these are storage.Store's methods (see there) for
+	// the data of gadgetID; GadgetData binds them to one gadget.
 	Get(ctx context.Context, gadgetID, key string) (value []byte, found bool, err error)
-	// List returns up to limit entries whose keys start with prefix and sort
-	// strictly after after, in byte order. It stops before an entry that
-	// would take the EntrySize of what it read past maxBytes, but always
-	// returns at least one entry if there is one. more reports that it
-	// stopped early: more entries may follow the last one returned.
-	List(ctx context.Context, gadgetID, prefix, after string, limit int, maxBytes int64) (entries []Entry, more bool, err error)
-	// DataSize is the sum of EntrySize over the gadget's data.
+	List(ctx context.Context, gadgetID, prefix, after string, limit int, maxBytes int64) (entries []storage.Entry, more bool, err error)
+	// DataSize is storage.Store's Size.
 	DataSize(ctx context.Context, gadgetID string) (int64, error)
-	// Commit applies writes atomically, in order. It fails with ErrQuota,
-	// applying nothing, if the result would exceed maxSize bytes while
-	// growing. A Commit whose ctx ends while it waits for its turn, or
-	// before it writes, applies nothing; one that has begun to write cannot
-	// be cancelled.
-	Commit(ctx context.Context, gadgetID string, writes []Write, maxSize int64) error
+	// Commit is storage.Store's Commit. A Commit whose ctx ends while it
+	// waits for its turn applies nothing either; one that has begun to
+	// write cannot be cancelled.
+	Commit(ctx context.Context, gadgetID string, writes []storage.Write, maxSize int64) error
 
 	Close() error
 }

@@ -1,0 +1,26 @@
+// Package storage is a gadget's key-value storage as the gadget's calls see
+// it: the one implementation of its per-call transactions, its limits and
+// their error texts, for the server and for tests alike.
+//
+// A Data holds one gadget's storage over a Store, the backend that keeps the
+// committed entries. Begin, passed to wasmhost.WithCallScope, opens the
+// transaction of one top-level call into the guest: the call's writes are
+// buffered, its reads (Get and List) see them, and when the call returns
+// they are committed together, in the order the call first wrote each key,
+// or discarded if the call failed. A write outside any call scope, or made
+// with a context from OwnTransaction (a client calling a Storage the gadget
+// delegated to it), is a transaction of its own and commits at once.
+//
+// Every write is checked against Limits: the size of a key, of a value and
+// of all the gadget's data; and, inside a call, how many keys the call has
+// changed and how many bytes its buffered writes hold (deletes of keys that
+// do not exist count too). A list reads at most the list byte budget from
+// the Store and answers within it, always with at least one entry.
+//
+// Two backends implement Store: Memory here, for tests (internal/memhost),
+// and the server's bbolt database through store.GadgetData. Store carries no
+// type of either, so that a distributed backend can implement it later.
+//
+// Methods serves a Data as the schema.Storage capability; callers wrap it
+// with internal/capserver.
+package storage
