@@ -788,7 +788,7 @@ func TestStorageLimitReachesTheCallerAndChangesNothing(t *testing.T) {
 	}
 	wantErr(t, "add past the storage limit", err,
 		"notes: storage limit reached, nothing was saved",
-		"over its limit of 16384 bytes")
+		"over the limit of 16384 bytes")
 
 	// The failed add left nothing behind: counts, bytes and storage agree.
 	beforeData := e.host.Committed()
