@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +129,33 @@ func TestStorageOptionsSetTheLimitsEveryGadgetStorageEnforces(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireContains(t, put(ctx, c, "k2", make([]byte, 16)), "storage call limit: this call's buffered writes would hold 164 bytes, the limit is 150")
+}
+
+// A call whose writes cannot be committed (the store's file is closed here,
+// as a failing disk would refuse it) fails, and the failure is logged for
+// the operator and in the gadget's own log.
+func TestAFailedCommitFailsTheCallAndIsLogged(t *testing.T) {
+	var operator bytes.Buffer
+	s := openTestServer(t, WithLogger(slog.New(slog.NewTextHandler(&operator, nil))))
+	st, c := testStorage(s, "g")
+	defer c.Release()
+	end := st.begin()
+	if err := put(context.Background(), c, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := end(nil); err == nil {
+		t.Fatal("a call whose commit failed was reported as a success")
+	}
+	if !strings.Contains(operator.String(), "committing gadget storage failed") {
+		t.Fatalf("the operator's log has no line about the failed commit: %q", operator.String())
+	}
+	lines := st.logs.newest(10)
+	if len(lines) != 1 || !strings.Contains(lines[0].message, "storage commit failed; the call that made these writes failed") {
+		t.Fatalf("the gadget's log = %v, want the failed commit", lines)
+	}
 }
 
 func TestFailedGuestCallsDiscardTheirStorageWrites(t *testing.T) {
