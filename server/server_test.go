@@ -3,11 +3,14 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"encoding/base32"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/testcounter/countertest"
 	"github.com/gadgetd/gadgetd/schema"
@@ -127,13 +130,41 @@ func TestAnotherUsersGadgetIDGivesTheSameErrorAsANonexistentOne(t *testing.T) {
 	}
 }
 
+// TestGadgetIDsAreUnguessable checks the form and the spread of gadget ids:
+// each is 128 bits in lower-case base32, and across 32 of them every one of
+// the 128 bits takes both values and no two share their first 40 bits. A
+// counter, a timestamp or a shorter random number padded out fails this; 128
+// random bits fail it with a probability below 1e-7.
 func TestGadgetIDsAreUnguessable(t *testing.T) {
 	h := start(t, t.TempDir())
 	ws := h.login(t, h.token("alice"))
-	_, a := create(t, ws, "counter")
-	_, b := create(t, ws, "counter")
-	if len(a) < 26 || a == b {
-		t.Fatalf("ids %q and %q: want 128 random bits each", a, b)
+	const n = 32
+	b32 := base32.StdEncoding.WithPadding(base32.NoPadding)
+	var ones, zeros [16]byte // the bits set in some id, and clear in some id
+	prefixes := map[string]string{}
+	for range n {
+		_, id := create(t, ws, "counter")
+		if len(id) != 26 || strings.ToLower(id) != id {
+			t.Fatalf("id %q: want 26 lower-case base32 characters (128 bits)", id)
+		}
+		raw, err := b32.DecodeString(strings.ToUpper(id))
+		if err != nil || len(raw) != 16 {
+			t.Fatalf("id %q is not 16 bytes in base32: %v", id, err)
+		}
+		for i, b := range raw {
+			ones[i] |= b
+			zeros[i] |= ^b
+		}
+		if other, ok := prefixes[id[:8]]; ok {
+			t.Fatalf("ids %q and %q share their first 40 bits", other, id)
+		}
+		prefixes[id[:8]] = id
+	}
+	for i := range ones {
+		if ones[i] != 0xff || zeros[i] != 0xff {
+			t.Fatalf("byte %d of %d ids: bits %08b were never set, %08b never clear; want every bit to vary",
+				i, n, ^ones[i], ^zeros[i])
+		}
 	}
 }
 
@@ -251,13 +282,17 @@ func seq(from, to int64) []int64 {
 }
 
 func TestRemovedGadgetBreaksItsCapabilitiesAndSessions(t *testing.T) {
-	h := start(t, t.TempDir())
+	dir := t.TempDir()
+	h := start(t, dir)
 	ws := h.login(t, h.token("alice"))
 	g, id := create(t, ws, "counter")
+	kept, keptID := create(t, ws, "counter")
 	c := session(t, g)
 	ctx := testCtx(t)
-	if _, err := countertest.Increment(ctx, c); err != nil {
-		t.Fatal(err)
+	for _, s := range []counterpb.Counter{c, session(t, kept)} {
+		if _, err := countertest.Increment(ctx, s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rf, release := ws.Remove(ctx, func(p schema.Workspace_remove_Params) error { return p.SetId(id) })
 	defer release()
@@ -272,10 +307,27 @@ func TestRemovedGadgetBreaksItsCapabilitiesAndSessions(t *testing.T) {
 	if _, err := inf.Struct(); reason(err) != `unknown gadget id "`+id+`"` {
 		t.Fatalf("info of a removed gadget: %v", err)
 	}
-	// A new gadget starts from zero: the old data is gone.
-	g2, _ := create(t, ws, "counter")
-	if v, err := countertest.Get(ctx, session(t, g2)); err != nil || v != 0 {
-		t.Fatalf("a new counter reads %d, %v", v, err)
+
+	// The removed gadget's data is gone from the store file; the gadget
+	// beside it keeps its own (which shows the reading below sees data).
+	h.stop()
+	st, err := store.Open(filepath.Join(dir, "gadgetd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for gadgetID, wantData := range map[string]bool{id: false, keptID: true} {
+		entries, _, err := st.List(ctx, gadgetID, "", "", 10, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size, err := st.DataSize(ctx, gadgetID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hasData := len(entries) > 0 || size > 0; hasData != wantData {
+			t.Errorf("gadget %s (removed: %v) has %d entries, %d bytes of data in the store", gadgetID, !wantData, len(entries), size)
+		}
 	}
 }
 
