@@ -45,7 +45,10 @@ func openHostile(t *testing.T, g schema.Gadget) schema.Storage {
 }
 
 func TestMisbehavingGuestFailsClearlyAndOthersKeepBeingServed(t *testing.T) {
-	const callTimeout = 2 * time.Second
+	// Long enough that alice's increment, started once the spin has, ends
+	// before the spin's deadline on a busy machine: the spin case checks
+	// that she is served while it runs, not after.
+	const callTimeout = 5 * time.Second
 	h := start(t, t.TempDir(), server.WithWasmOptions(
 		wasmhost.WithCallTimeout(callTimeout),
 		wasmhost.WithMemoryLimit(64<<20),
@@ -63,12 +66,17 @@ func TestMisbehavingGuestFailsClearlyAndOthersKeepBeingServed(t *testing.T) {
 	for _, tc := range []struct {
 		cmd  string
 		want []string // any of these; which limit trips first depends on the machine
+		// started is what the guest logs once it is inside the attack; the
+		// attacks that end at once (panic, exit) log nothing.
+		started string
+		// untilDeadline: the attack runs until callTimeout stops it.
+		untilDeadline bool
 	}{
-		{"spin", []string{"call exceeded its deadline of 2s and the instance was stopped"}},
-		{"alloc", []string{"ran out of memory (limit 64 MiB) and was stopped", "call exceeded its deadline"}},
-		{"recurse", []string{"ran out of memory (limit 64 MiB) and was stopped", "call exceeded its deadline"}},
-		{"panic", []string{"crashed: panic: hostile gadget panics on purpose"}},
-		{"exit", []string{"crashed: exited with code 3"}},
+		{"spin", []string{"call exceeded its deadline of 5s and the instance was stopped"}, "spin: started", true},
+		{"alloc", []string{"ran out of memory (limit 64 MiB) and was stopped", "call exceeded its deadline"}, "alloc: started", false},
+		{"recurse", []string{"ran out of memory (limit 64 MiB) and was stopped", "call exceeded its deadline"}, "recurse: started", false},
+		{"panic", []string{"crashed: panic: hostile gadget panics on purpose"}, "", false},
+		{"exit", []string{"crashed: exited with code 3"}, "", false},
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -82,10 +90,19 @@ func TestMisbehavingGuestFailsClearlyAndOthersKeepBeingServed(t *testing.T) {
 				_, err := command(ctx, s, tc.cmd)
 				errc <- err
 			}()
-			// While the guest misbehaves, other gadgets are served.
-			time.Sleep(100 * time.Millisecond)
+			// Once the guest is inside the attack, other gadgets are served.
+			if tc.started != "" {
+				waitGadgetLog(t, hostile, tc.started)
+			}
 			if _, err := countertest.Increment(ctx, counter); err != nil {
 				t.Fatalf("alice's counter failed while mallory's gadget ran %s: %v", tc.cmd, err)
+			}
+			if tc.untilDeadline {
+				select {
+				case err := <-errc:
+					t.Fatalf("alice's counter was served only once %s had ended (%v), not while it ran", tc.cmd, err)
+				default:
+				}
 			}
 			err := <-errc
 			t.Logf("%s: %v after %v", tc.cmd, err, time.Since(begin).Round(time.Millisecond))
