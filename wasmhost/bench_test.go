@@ -137,12 +137,17 @@ func BenchmarkTrapRecovery(b *testing.B) {
 }
 
 // BenchmarkIdleInstanceRSS: resident memory per idle live instance, over 200
-// instances (target: <= 4.5 MiB). Each run measures in a fresh
-// process: within one, later runs would reuse the pages earlier ones freed
-// and report almost nothing.
+// instances (target: <= 4.5 MiB). Each run measures in a fresh process, this
+// benchmark run again with rssProbeEnv set: within one process, later runs
+// would reuse the pages earlier ones freed and report almost nothing.
 func BenchmarkIdleInstanceRSS(b *testing.B) {
+	if cacheDir := os.Getenv(rssProbeEnv); cacheDir != "" {
+		// The fresh process: measure once and print the figure.
+		fmt.Printf("rss-per-instance-bytes %d\n", idleInstanceRSS(b, cacheDir))
+		return
+	}
 	for range b.N {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestIdleInstanceRSSProbe$", "-test.v")
+		cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkIdleInstanceRSS$", "-test.benchtime=1x")
 		cmd.Env = append(os.Environ(), rssProbeEnv+"="+sharedCacheDir(b))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -161,25 +166,23 @@ func BenchmarkIdleInstanceRSS(b *testing.B) {
 	}
 }
 
+// rssProbeEnv, set to the compilation cache directory, makes
+// BenchmarkIdleInstanceRSS measure in this process rather than start one.
 const rssProbeEnv = "GADGETD_RSS_PROBE_CACHE"
 
-// TestIdleInstanceRSSProbe is BenchmarkIdleInstanceRSS's measurement, run in
-// a process of its own; on its own it skips.
-func TestIdleInstanceRSSProbe(t *testing.T) {
-	cacheDir := os.Getenv(rssProbeEnv)
-	if cacheDir == "" {
-		t.Skip("run by BenchmarkIdleInstanceRSS in a fresh process")
-	}
+// idleInstanceRSS opens 200 idle instances of the bench guest and returns
+// the resident memory each added, in bytes.
+func idleInstanceRSS(b *testing.B, cacheDir string) int64 {
 	const n = 200
 	ctx := context.Background()
 	rt, err := wasmhost.New(ctx, wasmhost.WithCompilationCacheDir(cacheDir))
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	mod, err := rt.Compile(ctx, wasmbuild.ForTest(t, benchPkg))
+	mod, err := rt.Compile(ctx, wasmbuild.ForTest(b, benchPkg))
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	defer mod.Close(ctx)
 	// One instance first, so the measurement is the marginal cost of an
@@ -191,27 +194,29 @@ func TestIdleInstanceRSSProbe(t *testing.T) {
 		c := benchpb.Bench(s.open(ctx))
 		f, release := c.Noop(ctx, nil)
 		if _, err := f.Struct(); err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		release()
 		c.Release()
 		return g
 	}
 	gadgets := []*wasmhost.Gadget{open()}
+	defer func() {
+		for _, g := range gadgets {
+			g.Close()
+		}
+	}()
 	runtime.GC()
-	before := rss(t)
+	before := rss(b)
 	for range n {
 		gadgets = append(gadgets, open())
 	}
 	runtime.GC()
-	after := rss(t)
+	after := rss(b)
 	if live := rt.LiveInstances(); live != n+1 {
-		t.Fatalf("%d live instances, want %d", live, n+1)
+		b.Fatalf("%d live instances, want %d", live, n+1)
 	}
-	fmt.Printf("rss-per-instance-bytes %d\n", (after-before)/n)
-	for _, g := range gadgets {
-		g.Close()
-	}
+	return (after - before) / n
 }
 
 // rss reads this process's resident set size in bytes.
