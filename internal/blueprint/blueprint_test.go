@@ -1,14 +1,15 @@
 package blueprint_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 )
 
 func TestMain(m *testing.M) {
@@ -17,8 +18,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func TestCounterExampleBuildsAndLoads(t *testing.T) {
-	b := blueprinttest.ExampleBundle(t, "counter")
+func TestABuiltBlueprintLoadsWithItsSessionSchemaAndUI(t *testing.T) {
+	b := blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	if b.Name != "counter" || b.SessionInterface != counterpb.Counter_TypeID {
 		t.Fatalf("loaded %s with session %#x, want counter with Counter (%#x)", b.Name, b.SessionInterface, uint64(counterpb.Counter_TypeID))
 	}
@@ -52,7 +53,7 @@ func requireErr(t *testing.T, err error, want string) {
 }
 
 func TestLoadExplainsWhatIsWrong(t *testing.T) {
-	built := blueprinttest.Example(t, "counter")
+	built := blueprinttest.Built(t, blueprinttest.TestCounter)
 	schemaBin, err := os.ReadFile(filepath.Join(built, blueprint.SchemaFile))
 	if err != nil {
 		t.Fatal(err)
@@ -88,14 +89,14 @@ func TestLoadExplainsWhatIsWrong(t *testing.T) {
 	_, err = blueprint.Load(writeDir(t, files))
 	requireErr(t, err, "gadget.wasm is missing (run `gadgetd blueprint build")
 
-	id := `"0x8a3e18650a9facfd"`
+	id := fmt.Sprintf(`"%#016x"`, uint64(counterpb.Counter_TypeID))
 	if _, err := blueprint.Load(writeDir(t, complete(strings.Replace(good, `"counter.capnp:Counter"`, id, 1)))); err != nil {
 		t.Fatalf("a 0x session id failed: %v", err)
 	}
 }
 
 func TestCheckInterfaceRefusesNonInterfaces(t *testing.T) {
-	b := blueprinttest.ExampleBundle(t, "counter")
+	b := blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	if err := blueprint.CheckInterface(b.SchemaNodes, counterpb.Counter_TypeID); err != nil {
 		t.Fatal(err)
 	}
