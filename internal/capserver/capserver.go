@@ -28,8 +28,13 @@ func New(methods []server.Method, brand any, shutdown server.Shutdowner) capnp.C
 func NewServer(methods []server.Method, brand any, shutdown server.Shutdowner) *server.Server {
 	srv := server.New(methods, brand, shutdown)
 	srv.HandleUnknownMethod = Unimplemented
+	// go-capnp sets a nil NewArena on the first in-process call, without a
+	// lock: two first calls at once race. Set it here, to its default.
+	srv.NewArena = newArena
 	return srv
 }
+
+func newArena() capnp.Arena { return capnp.MultiSegment(nil) }
 
 // Unimplemented is a server.Server.HandleUnknownMethod that answers every
 // unknown method with an "unimplemented" exception through the normal path.
