@@ -17,7 +17,6 @@ import (
 
 	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
-	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
@@ -63,7 +62,7 @@ func run(verb, id string) error {
 		defer release()
 		return printValue(f.Struct())
 	case "watch":
-		l := counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, printer{}), nil, nil))
+		l := counterpb.Listener(client.Export(counterpb.Listener_Methods(nil, printer{})))
 		f, release := counter.Watch(ctx, func(p counterpb.Counter_watch_Params) error {
 			return p.SetListener(l)
 		})
