@@ -223,3 +223,65 @@ func TestAnswersAClientDoesNotReadKeepCountingAgainstItsUser(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// The bytes of answers waiting for a client that stopped reading count
+// against its user's byte budget until written (found F7: ~420 MB per
+// such connection, adding up across connections). Alice's stalled
+// connection asks for three 6 MiB answers; with a user budget of 16 MiB,
+// once they wait to be written her other connection's calls are refused as
+// overloaded, naming the unwritten answers. Before, the answers waited in
+// rpc.Conn's send queue, which nothing weighed. Once the stalled connection
+// is gone, the bytes are given back.
+func TestAnswerBytesAClientDoesNotReadCountAgainstItsUser(t *testing.T) {
+	h := start(t, t.TempDir(), server.WithMaxInFlightPerUser(0, 16<<20))
+	installHostile(t, h)
+	ctx := testCtx(t)
+	_, id, others := hostileUser(t, h, "alice", 1)
+
+	nc, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.(*net.TCPConn).SetReadBuffer(4096)
+	sc := &stallingConn{Conn: nc, stall: make(chan struct{}), closed: make(chan struct{})}
+	conn := client.NewConn(sc)
+	defer conn.Close()
+	stalled := openSession(t, loginOn(t, conn, h.token("alice")), id)
+	if _, err := command(ctx, stalled, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	close(sc.stall)
+	stalledCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range 3 {
+		go command(stalledCtx, stalled, "huge:6291456")
+	}
+
+	const refusal = "of answers not yet written on all its connections"
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := command(ctx, others[0], "ok")
+		if exc.TypeOf(err) == exc.Overloaded && strings.Contains(err.Error(), refusal) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("a call failed: %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("alice's calls still run while 18 MiB of answers wait for her stalled connection; her budget is 16 MiB")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.requireServing(t, h.token("bob"))
+
+	sc.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, err := command(ctx, others[0], "ok")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's calls are still refused after her stalled connection closed: %v", err)
+		}
+	}
+}

@@ -27,10 +27,11 @@ type inFlight struct {
 	maxCalls int
 	maxBytes uint64
 
-	mu    sync.Mutex
-	calls int
-	bytes uint64
-	conns int // connections charging it; for user budgets, guarded by Server.usersMu
+	mu     sync.Mutex
+	calls  int
+	bytes  uint64
+	unsent uint64 // bytes of messages for these connections not yet written (sendqueue.go)
+	conns  int    // connections charging it; for user budgets, guarded by Server.usersMu
 }
 
 func newInFlight(who string, maxCalls int, maxBytes uint64) *inFlight {
@@ -47,8 +48,8 @@ func (b *inFlight) take(size uint64) (refused string) {
 	switch {
 	case b.calls >= b.maxCalls:
 		return fmt.Sprintf("%s overloaded: at most %d calls in flight on all its connections", b.who, b.maxCalls)
-	case b.bytes+size > b.maxBytes:
-		return fmt.Sprintf("%s overloaded: %d bytes of calls in flight on all its connections, and this one is %d; the limit is %d", b.who, b.bytes, size, b.maxBytes)
+	case b.bytes+b.unsent+size > b.maxBytes:
+		return fmt.Sprintf("%s overloaded: %d bytes of calls in flight and %d of answers not yet written on all its connections, and this one is %d; the limit is %d", b.who, b.bytes, b.unsent, size, b.maxBytes)
 	}
 	b.calls++
 	b.bytes += size
@@ -64,6 +65,16 @@ func (b *inFlight) give(size uint64) {
 	defer b.mu.Unlock()
 	b.calls--
 	b.bytes -= size
+}
+
+// addUnsent counts n more (or, negative, fewer) bytes waiting to be written.
+func (b *inFlight) addUnsent(n int64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.unsent = uint64(int64(b.unsent) + n)
 }
 
 // takeShared takes one call of size bytes from user, then server, or from

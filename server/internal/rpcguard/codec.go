@@ -139,14 +139,6 @@ func (c *codec) Encode(m *capnp.Message) error {
 	return c.enc.Encode(m)
 }
 
-// awaitWrites returns once no write is in progress: while the peer does not
-// read, the write blocks (until WriteTimeout ends the connection), and so
-// does the reader, which holds back the peer's next calls.
-func (c *codec) awaitWrites() {
-	c.mu.Lock()
-	c.mu.Unlock() // an empty critical section: waiting for it is the point
-}
-
 func (c *codec) Close() error { return c.conn.Close() }
 
 // deadlineReader gives the wait for a message's first byte one deadline and

@@ -37,15 +37,14 @@ package rpcguard
 // A bound hit by the server's own outgoing message ends the connection
 // through abort, as one hit by the peer's does through the reader.
 //
-// Backpressure: the reader reads the next message only when no write is in
-// progress. A peer that stops reading blocks the server's writes, and then
-// its own calls stay in the socket instead of producing answers that pile
-// up in rpc.Conn's unbounded send queue. A call counts against the
-// in-flight bounds until its Return has been written, so the answers that
-// do pile up (those of calls read before the first write blocked) keep
-// their calls counted, against the connection's, its user's and the
-// server's bounds (budget.go). What those answers weigh is not counted:
-// a small call may have a large answer.
+// Backpressure: messages for the peer go through the Transport's own send
+// queue (sendqueue.go), and the reader reads the next message only when
+// that queue is empty. A peer that stops reading blocks the server's
+// writes, and then its own calls stay in the socket. The answers that do
+// pile up (those of calls read before the first write blocked) are in the
+// queue, where their bytes count against the connection's, its user's and
+// the server's in-flight byte bounds, and their calls against the call
+// bounds (budget.go), until written.
 //
 // Deadlines: every read of a message's first byte waits at most IdleTimeout;
 // once a message has started, all of it must arrive within MessageTimeout
@@ -83,9 +82,11 @@ type Limits struct {
 	// past that the connection is closed.
 	MaxInFlight int
 	// MaxInFlightBytes bounds the message bytes of the peer's calls the
-	// server is still working on, held ones included: with MaxInFlight it
-	// bounds what the peer's calls make the server hold. Past it a call is
-	// answered "overloaded" like past MaxInFlight. It also bounds, apart,
+	// server is still working on, held ones included, together with the
+	// bytes of messages (answers) the server has for the peer and has not
+	// written yet: with MaxInFlight it bounds what the peer's calls make
+	// the server hold. Past it a call is answered "overloaded" like past
+	// MaxInFlight. It also bounds, apart,
 	// the bytes of other messages held for answers still running (Finish,
 	// Release, Disembargo); past that the connection is closed.
 	MaxInFlightBytes uint64
@@ -119,8 +120,9 @@ type Limits struct {
 	// opening more connections buys a user nothing. MaxServerInFlight and
 	// MaxServerInFlightBytes bound the same for all of a Server's
 	// connections, logged in or not. A call counts from its arrival until
-	// its Return has been written to the socket, so answers waiting behind
-	// a peer that does not read keep counting. Past any of them a call is
+	// its Return has been written to the socket, and the bytes bounds also
+	// count the messages waiting to be written, so answers waiting behind a
+	// peer that does not read keep counting. Past any of them a call is
 	// answered "overloaded" without reaching the RPC layer (budget.go).
 	MaxUserInFlight        int
 	MaxUserInFlightBytes   uint64
@@ -279,6 +281,9 @@ func (l Limits) authenticated() Budget {
 	return Budget{MaxMessageSize: l.MaxMessageSize, MaxInFlight: l.MaxInFlight, MaxInFlightBytes: l.MaxInFlightBytes, IdleTimeout: l.IdleTimeout}
 }
 
+// errClosed is what Send returns once the transport is closed.
+var errClosed = errors.New("connection closed")
+
 // ErrLimit is wrapped by every error that closes a connection for exceeding a
 // bound.
 var ErrLimit = errors.New("peer exceeded a connection limit")
@@ -328,6 +333,7 @@ type Transport struct {
 	authOnce      sync.Once
 	lim           Limits
 	start         sync.Once
+	writer        sync.Once
 	authenticated atomic.Bool
 
 	mu       sync.Mutex
@@ -335,6 +341,10 @@ type Transport struct {
 	answers  map[uint32]answer   // the peer's questions, from admission until returned and finished
 	running  int                 // answers whose Return has not been written yet
 	runBytes uint64              // their message bytes
+	queue    []*queued           // messages for the peer not yet written (sendqueue.go)
+	unsent   uint64              // their bytes
+	writing  bool                // the writer is writing a message it took off queue
+	writeErr error               // why the writer stopped; Send returns it
 	user     *inFlight           // the budget of the user the peer logged in as; nil before
 	rejected map[uint32]struct{} // questions we answered ourselves; their Finish is ours to swallow
 	held     []*heldMessage      // messages rpc.Conn must not see yet, in arrival order
@@ -456,6 +466,7 @@ func (t *Transport) Close() error {
 				a.user.give(a.size)
 			}
 		}
+		t.dropQueue(errClosed)
 	}
 	t.closed = true
 	held, ready := t.held, t.ready
@@ -471,37 +482,22 @@ func (t *Transport) Close() error {
 	return t.inner.Close()
 }
 
-type outgoing struct {
-	transport.OutgoingMessage
-	t *Transport
-}
-
-// Send writes the message. A Return is recorded once written: its call
-// counts against the in-flight bounds until then, however long the peer
-// takes to read (rpc.Conn's send goroutine calls Send for its queued
-// messages one at a time, in order, so every Return still queued behind
-// this one keeps its call counted too). rpc.Conn has marked the answer's
-// results ready before queueing the Return, so from then on it resolves
-// calls that name the answer without queueing them; releasing those held
-// behind it after the write only delays them. Capabilities the message
-// hands the peer are counted against MaxExports; past it the message is not
-// sent and the error makes rpc.Conn fail the call or, for a Return, the
-// connection.
+// Send queues the message for the writer (sendqueue.go) and returns: a
+// Return settles its answer, and stops counting against the in-flight
+// bounds, only once written, however long the peer takes to read. rpc.Conn
+// has marked the answer's results ready before queueing the Return, so from
+// then on it resolves calls that name the answer without queueing them;
+// releasing those held behind it after the write only delays them.
+// Capabilities the message hands the peer are counted against MaxExports;
+// past it the message is not sent and the error makes rpc.Conn fail the
+// call or, for a Return, the connection.
 func (o *outgoing) Send() error {
 	m := o.Message()
 	if err := o.t.countExports(m); err != nil {
 		o.t.abort(err)
 		return err
 	}
-	if m.Which() != rpccp.Message_Which_return {
-		return o.OutgoingMessage.Send()
-	}
-	ret, rerr := m.Return()
-	err := o.OutgoingMessage.Send()
-	if rerr == nil {
-		o.t.settle(ret.AnswerId(), answerReturned)
-	}
-	return err
+	return o.t.enqueue(o)
 }
 
 // settle records that question id was returned or finished, forgets it once
@@ -583,7 +579,7 @@ func (t *Transport) read() {
 		// A peer that does not read what the server writes gets nothing
 		// more read from it: otherwise it could keep sending calls whose
 		// answers pile up unsent in rpc.Conn's queue.
-		t.codec.awaitWrites()
+		t.awaitSent()
 		in, err := t.inner.RecvMessage()
 		if err == nil {
 			if err = t.checkLoginDeadline(); err != nil {
@@ -906,8 +902,8 @@ func (t *Transport) admit(id uint32, size uint64, refsRejected bool) (verdict, r
 		ref.typ, ref.reason = rpccp.Exception_Type_failed, "pipelined onto a call that was refused"
 	case t.running >= b.MaxInFlight || len(t.answers) >= t.lim.MaxOpenAnswers:
 		ref.reason = fmt.Sprintf("connection overloaded: at most %d calls in flight and %d unfinished answers", b.MaxInFlight, t.lim.MaxOpenAnswers)
-	case t.runBytes+size > b.MaxInFlightBytes:
-		ref.reason = fmt.Sprintf("connection overloaded: %d bytes of calls in flight, and this one is %d; the limit is %d", t.runBytes, size, b.MaxInFlightBytes)
+	case t.runBytes+t.unsent+size > b.MaxInFlightBytes:
+		ref.reason = fmt.Sprintf("connection overloaded: %d bytes of calls in flight and %d of messages not yet written to it, and this one is %d; the limit is %d", t.runBytes, t.unsent, size, b.MaxInFlightBytes)
 	default:
 		if _, dup := t.answers[id]; dup {
 			return deliver, refusal{}, fmt.Errorf("%w: question %d is already in use", ErrProtocol, id)
