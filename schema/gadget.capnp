@@ -13,14 +13,15 @@ $Go.import("github.com/gadgetd/gadgetd/schema");
 
 enum Role {
   # What a user may do with a gadget. Ordered from least to most power, so the
-  # zero value (viewer) is the safe default for a field nobody set.
+  # zero value (viewer) is the safe default for a field nobody set. Today
+  # every caller is the owner of the gadget: sharing, which will give other
+  # users the lesser roles, is planned, and so are gatekeepers.
 
   viewer @0;
-  # May open sessions and see the UI; may not change bindings or sharing.
+  # May open sessions and see the UI.
 
   editor @1;
-  # May also bind and unbind gatekeepers and change the gadget; may not delete
-  # it or share it above their own role.
+  # May also read the gadget's log (`Gadget.logs`).
 
   owner @2;
   # Full control, including removal. The creator of a gadget is its owner.
@@ -39,7 +40,7 @@ struct Caller {
   # Human-readable login name, for display only.
 
   role @2 :Role;
-  # The caller's role on this gadget, after every share was attenuated.
+  # The caller's role on this gadget (today always owner; see Role).
 }
 
 interface Guest {
@@ -83,9 +84,10 @@ interface Storage {
   # discarded: storage is never half-applied. Reads see the call's own
   # buffered writes.
   #
-  # Limits (defaults; the operator can change them): keys up to 512 bytes,
-  # values up to 1 MiB, 64 MiB in total per gadget. A write past a limit fails
-  # with an error naming the limit, and the rest of the transaction is kept.
+  # Limits (defaults; `gadgetd serve --config` sets them under [storage]):
+  # keys up to 512 bytes, values up to 1 MiB, 64 MiB in total per gadget. A
+  # write past a limit fails with an error naming the limit, and the rest of
+  # the transaction is kept.
 
   get @0 (key :Text) -> (value :Data, found :Bool);
   # Reads one key. `found` is false when the key does not exist.

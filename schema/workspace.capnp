@@ -1,9 +1,10 @@
 # The client-facing API of gadgetd.
 #
-# A Cap'n Proto connection (TCP or websocket) bootstraps a Gateway. Nothing
-# else is reachable without a token: `Gateway.login(token)` returns the
-# caller's private Workspace, and everything else hangs off that. All calls can
-# be promise-pipelined, so a client can write
+# A Cap'n Proto connection (TCP, or TLS over TCP; a websocket transport for
+# browsers is planned) bootstraps a Gateway. Nothing else is reachable
+# without a token: `Gateway.login(token)` returns the caller's private
+# Workspace, and everything else hangs off that. All calls can be
+# promise-pipelined, so a client can write
 #
 #     gateway.login(t).workspace.create("counter").gadget.open().session.increment()
 #
