@@ -1,5 +1,7 @@
 // Package countertest drives a counter session (examples/counter) in tests:
-// the one place that knows how to read a value out of an answer.
+// the one place that knows how to read a value out of an answer. Its own test
+// is the example's: the counter built, installed in a real server and called
+// over TCP. The kernel's tests use internal/testcounter instead.
 package countertest
 
 import (
