@@ -143,49 +143,72 @@ func TestAllUsersTogetherStayWithinTheServersInFlightBudget(t *testing.T) {
 	h.requireServing(t, h.token("carol"))
 }
 
+// pausableConn is a client's connection that stops reading while paused
+// and reads again once resumed.
+type pausableConn struct {
+	net.Conn
+	paused, resumed chan struct{}
+}
+
+func (c *pausableConn) Read(p []byte) (int, error) {
+	select {
+	case <-c.paused:
+		<-c.resumed
+	default:
+	}
+	return c.Conn.Read(p)
+}
+
 // Answers waiting for a client that stopped reading keep their calls
 // counted against its user until they are written (found F7: the
 // per-connection backpressure let each such connection add ~420 MB, and
-// connections added up). Alice's stalled connection asks for three 6 MiB
-// answers (more than the socket buffers take: the first write blocks) and
-// a marker; once the gadget has computed them all, the four wait in the
-// server to be written, and with a user budget of 5 only one of two calls
-// on her other connection may run. Counting a call only until its Return
-// is handed to the transport would let both run, as would a budget per
-// connection. Once the stalled connection is gone its calls are given back.
+// connections added up). Alice's paused connection asks for four answers
+// of 4.5 MiB, each more than the socket buffers take: the first write
+// blocks and the other answers wait behind it. With a user budget of 5, at
+// most one of two calls on her other connection may run. Counting a call
+// only until its Return is handed to the transport would let both run (the
+// one being written no longer counted), as would a budget per connection.
+// Once the client reads again, every answer arrives whole and the budget
+// comes back.
 func TestAnswersAClientDoesNotReadKeepCountingAgainstItsUser(t *testing.T) {
-	const perUser = 5
+	const perUser, answers = 5, 4
 	h := start(t, t.TempDir(), server.WithMaxInFlightPerUser(perUser, 0))
 	installHostile(t, h)
 	ctx := testCtx(t)
-	g, id, others := hostileUser(t, h, "alice", 1)
+	_, id, others := hostileUser(t, h, "alice", 1)
 
 	nc, err := net.Dial("tcp", h.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc.(*net.TCPConn).SetReadBuffer(4096) // no kernel buffer worth the name behind the stall
-	sc := &stallingConn{Conn: nc, stall: make(chan struct{}), closed: make(chan struct{})}
-	conn := client.NewConn(sc)
+	// The kernel takes under 4.5 MiB (4 MiB of send buffer at most, this
+	// receive buffer) and the window still carries the answers fast once
+	// the client reads again (4 KiB would not, within the 30 s write
+	// timeout).
+	nc.(*net.TCPConn).SetReadBuffer(256 << 10)
+	pc := &pausableConn{Conn: nc, paused: make(chan struct{}), resumed: make(chan struct{})}
+	conn := client.NewConn(pc)
 	defer conn.Close()
-	stalled := openSession(t, loginOn(t, conn, h.token("alice")), id)
-	if _, err := command(ctx, stalled, "ok"); err != nil {
+	paused := openSession(t, loginOn(t, conn, h.token("alice")), id)
+	if _, err := command(ctx, paused, "ok"); err != nil {
 		t.Fatal(err)
 	}
 
-	close(sc.stall)
-	stalledCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for range 3 {
-		go command(stalledCtx, stalled, "huge:6291456")
+	close(pc.paused)
+	results := make(chan error, answers)
+	for range answers {
+		go func() {
+			v, err := command(ctx, paused, "huge:4718592")
+			if err == nil && len(v) != 4718592 {
+				err = fmt.Errorf("an answer of %d bytes, want 4718592", len(v))
+			}
+			results <- err
+		}()
 	}
-	go command(stalledCtx, stalled, "sleep:0")
-	waitGadgetLog(t, g, "sleep: started") // the three huge answers are computed
+	// Give the gadget time to compute the answers. Had it not, the calls
+	// would count as running anyway: the test would prove less, never fail.
+	time.Sleep(time.Second)
 
-	// Each round, at most one of two calls may run. (The first round may
-	// see both refused: the Logs call that waitGadgetLog made counts until
-	// the server's write of its Return has returned, a moment after the
-	// client has it.)
 	for round := range 3 {
 		// Both sent before either is awaited, and the first is slow: the
 		// two are in flight together.
@@ -208,32 +231,43 @@ func TestAnswersAClientDoesNotReadKeepCountingAgainstItsUser(t *testing.T) {
 			t.Fatalf("round %d: both calls ran beside the four whose answers wait to be written; the user budget is 5", round)
 		}
 	}
-	h.requireServing(t, h.token("bob"))
 
-	sc.Close() // the server gives the stalled connection's calls back
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := <-sendCommands(ctx, others, perUser, "ok")
-		if err == nil {
+	close(pc.resumed)
+	for range answers {
+		if err := <-results; err != nil {
+			t.Fatalf("once the client read again: %v", err)
+		}
+	}
+	// The budget comes back as each write returns, a moment after the
+	// client has the answer.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		errs, failed := sendCommands(ctx, others, perUser, "ok"), error(nil)
+		for range perUser {
+			if err := <-errs; err != nil {
+				failed = err
+			}
+		}
+		if failed == nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("alice's calls are still refused after her stalled connection closed: %v", err)
+			t.Fatalf("once the answers were read, alice still cannot run %d calls: %v", perUser, failed)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	h.requireServing(t, h.token("bob"))
 }
 
 // The bytes of answers waiting for a client that stopped reading count
 // against its user's byte budget until written (found F7: ~420 MB per
-// such connection, adding up across connections). Alice's stalled
-// connection asks for three 6 MiB answers; with a user budget of 16 MiB,
-// once they wait to be written her other connection's calls are refused as
-// overloaded, naming the unwritten answers. Before, the answers waited in
-// rpc.Conn's send queue, which nothing weighed. Once the stalled connection
-// is gone, the bytes are given back.
+// such connection, adding up across connections). Alice's paused
+// connection asks for a 6 MiB answer; with a user budget of 4 MiB, once it
+// waits to be written (a message counts whole until its write returns) her
+// other connection's calls are refused as overloaded, naming the unwritten
+// answers. Before, the answer waited in rpc.Conn's send queue, which nothing
+// weighed. Once the client reads again the answer arrives whole and the
+// bytes are given back.
 func TestAnswerBytesAClientDoesNotReadCountAgainstItsUser(t *testing.T) {
-	h := start(t, t.TempDir(), server.WithMaxInFlightPerUser(0, 16<<20))
+	h := start(t, t.TempDir(), server.WithMaxInFlightPerUser(0, 4<<20))
 	installHostile(t, h)
 	ctx := testCtx(t)
 	_, id, others := hostileUser(t, h, "alice", 1)
@@ -242,20 +276,23 @@ func TestAnswerBytesAClientDoesNotReadCountAgainstItsUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc.(*net.TCPConn).SetReadBuffer(4096)
-	sc := &stallingConn{Conn: nc, stall: make(chan struct{}), closed: make(chan struct{})}
-	conn := client.NewConn(sc)
+	nc.(*net.TCPConn).SetReadBuffer(256 << 10) // see TestAnswersAClientDoesNotReadKeepCountingAgainstItsUser
+	pc := &pausableConn{Conn: nc, paused: make(chan struct{}), resumed: make(chan struct{})}
+	conn := client.NewConn(pc)
 	defer conn.Close()
-	stalled := openSession(t, loginOn(t, conn, h.token("alice")), id)
-	if _, err := command(ctx, stalled, "ok"); err != nil {
+	paused := openSession(t, loginOn(t, conn, h.token("alice")), id)
+	if _, err := command(ctx, paused, "ok"); err != nil {
 		t.Fatal(err)
 	}
-	close(sc.stall)
-	stalledCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for range 3 {
-		go command(stalledCtx, stalled, "huge:6291456")
-	}
+	close(pc.paused)
+	result := make(chan error, 1)
+	go func() {
+		v, err := command(ctx, paused, "huge:6291456")
+		if err == nil && len(v) != 6291456 {
+			err = fmt.Errorf("an answer of %d bytes, want 6291456", len(v))
+		}
+		result <- err
+	}()
 
 	const refusal = "of answers not yet written on all its connections"
 	deadline := time.Now().Add(20 * time.Second)
@@ -268,20 +305,23 @@ func TestAnswerBytesAClientDoesNotReadCountAgainstItsUser(t *testing.T) {
 			t.Fatalf("a call failed: %v", err)
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("alice's calls still run while 18 MiB of answers wait for her stalled connection; her budget is 16 MiB")
+			t.Fatal("alice's calls still run while a 6 MiB answer waits for her paused connection; her budget is 4 MiB")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	h.requireServing(t, h.token("bob"))
 
-	sc.Close()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	close(pc.resumed)
+	if err := <-result; err != nil {
+		t.Fatalf("once the client read again: %v", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		_, err := command(ctx, others[0], "ok")
 		if err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("alice's calls are still refused after her stalled connection closed: %v", err)
+			t.Fatalf("once the answer was read, alice's calls are still refused: %v", err)
 		}
 	}
+	h.requireServing(t, h.token("bob"))
 }

@@ -15,7 +15,8 @@ package rpcguard
 // refuses calls past them), and a call's Return settles it only once
 // written. The reader reads nothing while the queue is not empty, so a peer
 // that stops reading also stops being read. An Abort is written before
-// Send returns, since rpc.Conn closes the transport right after it. All
+// Send returns, since rpc.Conn closes the transport right after it; what
+// was still queued is dropped first, as rpc.Conn drops its own queue. All
 // queue state is guarded by Transport.mu; cond wakes the writer.
 
 import (
@@ -62,6 +63,11 @@ func (t *Transport) enqueue(o *outgoing) error {
 			err = errClosed
 		}
 		return err
+	}
+	if q.done != nil {
+		// The connection is ending: rpc.Conn drops what it has not sent
+		// yet, and so do we, so the Abort waits for one write at most.
+		t.dropQueue(errClosed)
 	}
 	n := size
 	q.user = t.user
