@@ -122,7 +122,7 @@ func TestCallsPipelinedOntoUnresolvedAnswersThatCannotTakeThemDoNotCrashTheServe
 	}
 }
 
-// The transport bounds are tested in depth in server/internal/rpcguard; this
+// The transport bounds are tested in depth in internal/rpcguard; this
 // proves the real server is wired to them.
 func TestServerDropsAConnectionWithAnAmplifyingCapTableAndServesOthers(t *testing.T) {
 	h := start(t, t.TempDir())

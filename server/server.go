@@ -20,9 +20,9 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
 

@@ -8,9 +8,9 @@ import (
 	"regexp"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
 )
 
 var userNameSyntax = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)

@@ -15,8 +15,8 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
-	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
-	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/testcounter/plaincounter"
 )
 
 // sendBareHeader connects, sends a message header claiming 64 MiB (past any

@@ -12,8 +12,8 @@ import (
 	"capnproto.org/go/capnp/v3/rpc"
 	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
 )
 
 // gate is a Gateway whose every login succeeds: it authenticates the

@@ -12,8 +12,8 @@ import (
 	"capnproto.org/go/capnp/v3"
 	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 
-	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
-	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/testcounter/plaincounter"
 )
 
 // disembargoToBootstrap is a Disembargo rpc.Conn cannot honour: a sender

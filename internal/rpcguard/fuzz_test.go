@@ -10,9 +10,9 @@ import (
 	"capnproto.org/go/capnp/v3/rpc"
 	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
-	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
-	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/testcounter/plaincounter"
 )
 
 // seedStream encodes RPC messages the way a client would send them.

@@ -15,11 +15,11 @@ import (
 	"capnproto.org/go/capnp/v3/rpc"
 	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
-	"github.com/gadgetd/gadgetd/examples/counter/countertest"
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/testcounter/countertest"
+	"github.com/gadgetd/gadgetd/internal/testcounter/plaincounter"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
-	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
 )
 
 // serve starts a guarded server for counter on a loopback port. A counter

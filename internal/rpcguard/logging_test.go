@@ -15,9 +15,9 @@ import (
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/rpc"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
-	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
-	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/testcounter/plaincounter"
 )
 
 // logRecord is one line of the server's JSON log.

@@ -11,9 +11,9 @@ import (
 	"capnproto.org/go/capnp/v3/exc"
 	"capnproto.org/go/capnp/v3/rpc"
 
-	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
-	"github.com/gadgetd/gadgetd/server/internal/plaincounter"
-	"github.com/gadgetd/gadgetd/server/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/testcounter/plaincounter"
 )
 
 // serveUsers starts a guarded server for counter whose peers log in at once
