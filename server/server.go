@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -117,33 +116,6 @@ func (s *Server) gatewayFor(peer *rpcguard.Peer) capnp.Client {
 func (s *Server) ServeCapnp(ln net.Listener) error {
 	return s.rpc.Serve(ln)
 }
-
-// HTTPHandler serves the web front door. For now it says what gadgetd is
-// and answers /healthz; the browser shell comes later.
-func (s *Server) HTTPHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-		fmt.Fprint(w, homePage)
-	})
-	return mux
-}
-
-const homePage = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>gadgetd</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em}</style></head>
-<body><h1>gadgetd</h1>
-<p>gadgetd runs small personal apps, <em>gadgets</em>, each in a WebAssembly sandbox with no network,
-reachable only through Cap'n Proto capabilities.</p>
-<p>The browser shell is not here yet. Use the command line:
-<code>GADGETD_TOKEN=... gadgetd ls</code>, or any Cap'n Proto client on the capnp port.</p>
-</body></html>
-`
 
 // Close stops serving, kills every sandbox and closes the store.
 func (s *Server) Close(ctx context.Context) error {

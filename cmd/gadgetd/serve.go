@@ -20,6 +20,7 @@ import (
 	"github.com/gadgetd/gadgetd/internal/connlimit"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
+	"github.com/gadgetd/gadgetd/web"
 )
 
 // devUser is the user `serve --dev` logs in, with the token kept in the
@@ -154,7 +155,7 @@ func runServer(cfg serveConfig, devExamples string, stdout, stderr io.Writer) (e
 	}
 
 	httpSrv := &http.Server{
-		Handler:           srv.HTTPHandler(),
+		Handler:           web.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		WriteTimeout:      time.Minute,
