@@ -46,9 +46,10 @@ func openHostile(t *testing.T, g schema.Gadget) schema.Storage {
 
 func TestMisbehavingGuestFailsClearlyAndOthersKeepBeingServed(t *testing.T) {
 	// Long enough that alice's increment, started once the spin has, ends
-	// before the spin's deadline on a busy machine: the spin case checks
-	// that she is served while it runs, not after.
-	const callTimeout = 5 * time.Second
+	// before the spin's deadline even on a busy 2-core machine under -race
+	// (the spin case checks that she is served while it runs, not after):
+	// an increment there takes milliseconds to a second or two.
+	const callTimeout = 20 * time.Second
 	h := start(t, t.TempDir(), server.WithWasmOptions(
 		wasmhost.WithCallTimeout(callTimeout),
 		wasmhost.WithMemoryLimit(64<<20),
@@ -72,7 +73,7 @@ func TestMisbehavingGuestFailsClearlyAndOthersKeepBeingServed(t *testing.T) {
 		// untilDeadline: the attack runs until callTimeout stops it.
 		untilDeadline bool
 	}{
-		{"spin", []string{"call exceeded its deadline of 5s and the instance was stopped"}, "spin: started", true},
+		{"spin", []string{"call exceeded its deadline of 20s and the instance was stopped"}, "spin: started", true},
 		{"alloc", []string{"ran out of memory (limit 64 MiB) and was stopped", "call exceeded its deadline"}, "alloc: started", false},
 		{"recurse", []string{"ran out of memory (limit 64 MiB) and was stopped", "call exceeded its deadline"}, "recurse: started", false},
 		{"panic", []string{"crashed: panic: hostile gadget panics on purpose"}, "", false},
@@ -112,7 +113,9 @@ func TestMisbehavingGuestFailsClearlyAndOthersKeepBeingServed(t *testing.T) {
 			if !slices.ContainsFunc(tc.want, func(w string) bool { return strings.Contains(err.Error(), w) }) {
 				t.Fatalf("%s failed with %q, want one of %q", tc.cmd, err, tc.want)
 			}
-			if d := time.Since(begin); d > callTimeout+5*time.Second {
+			// A hang guard, not a timing: the attack ended at its deadline
+			// or before, not at some later one.
+			if d := time.Since(begin); d > callTimeout+time.Minute {
 				t.Fatalf("%s took %v to fail", tc.cmd, d)
 			}
 			// The gadget itself recovers on a fresh session.
