@@ -181,7 +181,7 @@ STRESSTIME ?= 10m
 STRESS_TIMEOUT ?= 30m
 .PHONY: soak
 soak:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeNeverPanics$$' -fuzztime $(FUZZTIME) ./wasmhost/internal/frame/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeNeverPanics$$' -fuzztime $(FUZZTIME) ./internal/frame/
 	$(GO) test -run '^$$' -fuzz '^FuzzGuardedConnSurvivesArbitraryBytes$$' -fuzztime $(FUZZTIME) ./internal/rpcguard/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckNeverPanics$$' -fuzztime $(FUZZTIME) ./wasmhost/internal/wasmcheck/
 	GADGETD_STRESS_DURATION=$(STRESSTIME) $(GO) test -count=1 -v -run '^TestRandomPipelinedCallGraphsNeverKillTheServer$$' -timeout $(STRESS_TIMEOUT) ./server/

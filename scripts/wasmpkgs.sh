@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Lists the Go packages under wasmhost/guest and examples/ whose wasip1 build
+# Lists the Go packages under guest/ and examples/ whose wasip1 build
 # (GOOS=wasip1 GOARCH=wasm: the guest SDK and the examples' guests) includes
 # files that the host build does not, so `make vet` can vet them for that
 # target: `go vet ./...` on the host never sees those files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dirs=()
-for d in wasmhost/guest examples; do
+for d in guest examples; do
 	[[ -d "$d" ]] && dirs+=("./$d/...")
 done
 ((${#dirs[@]})) || exit 0

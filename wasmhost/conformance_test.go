@@ -22,13 +22,13 @@ import (
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/exc"
 
+	"github.com/gadgetd/gadgetd/internal/frame"
 	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/schema/abi"
 	"github.com/gadgetd/gadgetd/wasmhost"
-	"github.com/gadgetd/gadgetd/wasmhost/internal/frame"
 )
 
 // conformanceGuests are the guests under test: a name and how to get the

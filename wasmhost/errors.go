@@ -5,7 +5,7 @@ import (
 
 	"capnproto.org/go/capnp/v3/exc"
 
-	"github.com/gadgetd/gadgetd/wasmhost/internal/frame"
+	"github.com/gadgetd/gadgetd/internal/frame"
 )
 
 // Errors carry a Cap'n Proto exception type (failed, overloaded,

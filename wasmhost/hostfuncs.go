@@ -8,8 +8,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/gadgetd/gadgetd/internal/frame"
 	"github.com/gadgetd/gadgetd/schema/abi"
-	"github.com/gadgetd/gadgetd/wasmhost/internal/frame"
 )
 
 // The host functions a guest imports from module "gadgetd" (docs/ABI.md).

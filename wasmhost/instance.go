@@ -15,8 +15,8 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/gadgetd/gadgetd/internal/frame"
 	"github.com/gadgetd/gadgetd/schema/abi"
-	"github.com/gadgetd/gadgetd/wasmhost/internal/frame"
 )
 
 // instance is one live wasm instance of a gadget. Only the gadget's worker

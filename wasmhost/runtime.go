@@ -224,7 +224,7 @@ func (r *Runtime) validate(cm wazero.CompiledModule) error {
 	for _, want := range requiredExports {
 		def, ok := exports[want.name]
 		if !ok {
-			return fmt.Errorf("guest does not export %q: a gadget must be a wasip1 reactor (GOOS=wasip1 go build -buildmode=c-shared) that imports github.com/gadgetd/gadgetd/wasmhost/guest, or implement docs/ABI.md", want.name)
+			return fmt.Errorf("guest does not export %q: a gadget must be a wasip1 reactor (GOOS=wasip1 go build -buildmode=c-shared) that imports github.com/gadgetd/gadgetd/guest, or implement docs/ABI.md", want.name)
 		}
 		if !sameTypes(def.ParamTypes(), want.params) || !sameTypes(def.ResultTypes(), want.result) {
 			return fmt.Errorf("guest export %q has signature %s, want %s", want.name, signature(def.ParamTypes(), def.ResultTypes()), signature(want.params, want.result))

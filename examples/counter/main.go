@@ -15,8 +15,8 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/guest"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/wasmhost/guest"
 )
 
 func init() { guest.Serve(app{}) }

@@ -16,9 +16,9 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
+	"github.com/gadgetd/gadgetd/guest"
 	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/wasmhost/guest"
 )
 
 func init() { guest.Serve(app{}) }

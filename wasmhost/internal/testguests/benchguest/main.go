@@ -9,8 +9,8 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
+	"github.com/gadgetd/gadgetd/guest"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/wasmhost/guest"
 	"github.com/gadgetd/gadgetd/wasmhost/internal/testguests/benchguest/benchpb"
 )
 

@@ -22,8 +22,8 @@ import (
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/exc"
 
+	"github.com/gadgetd/gadgetd/guest"
 	"github.com/gadgetd/gadgetd/schema"
-	"github.com/gadgetd/gadgetd/wasmhost/guest"
 )
 
 func init() { guest.Serve(app{}) }

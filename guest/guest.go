@@ -7,9 +7,9 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
+	"github.com/gadgetd/gadgetd/internal/frame"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/schema/abi"
-	"github.com/gadgetd/gadgetd/wasmhost/internal/frame"
 )
 
 // The guest is single-threaded and the host calls into it only through its

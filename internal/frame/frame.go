@@ -1,6 +1,6 @@
 // Package frame encodes and decodes the abi.Frame messages that cross the
 // wasm boundary. Both sides use it: the host (wasmhost) and the guest SDK
-// (wasmhost/guest), so it must stay free of os, net and wazero.
+// (guest), so it must stay free of os, net and wazero.
 package frame
 
 import (

@@ -25,7 +25,7 @@ var forbidden = map[string]string{
 // internally; that is theirs, inside the sandbox, and gets nothing from the
 // host.
 func TestGuestSDKLinksNoHostOnlyPackages(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}:{{join .Imports \" \"}}", "github.com/gadgetd/gadgetd/wasmhost/guest")
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}:{{join .Imports \" \"}}", "github.com/gadgetd/gadgetd/guest")
 	cmd.Env = append(cmd.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	out, err := cmd.Output()
 	if err != nil {

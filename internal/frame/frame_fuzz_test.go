@@ -6,8 +6,8 @@ import (
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/exc"
 
+	"github.com/gadgetd/gadgetd/internal/frame"
 	"github.com/gadgetd/gadgetd/schema/abi"
-	"github.com/gadgetd/gadgetd/wasmhost/internal/frame"
 )
 
 // seedFrames are well-formed frames of each kind, for the fuzzer to mutate.

@@ -8,8 +8,8 @@ import (
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/exc"
 
+	"github.com/gadgetd/gadgetd/internal/frame"
 	"github.com/gadgetd/gadgetd/schema/abi"
-	"github.com/gadgetd/gadgetd/wasmhost/internal/frame"
 )
 
 var lim = frame.Limits{MaxBytes: 1 << 20, MaxCapTable: 64}
