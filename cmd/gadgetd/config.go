@@ -9,6 +9,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
@@ -34,6 +35,7 @@ type serveConfig struct {
 		MaxMessageSize     size     `toml:"max_message_size"`
 		MaxCallsInFlight   count    `toml:"max_calls_in_flight"`
 		MaxCapsPerMessage  count    `toml:"max_caps_per_message"`
+		MaxCapsHeld        count    `toml:"max_capabilities_held"`
 		TotalCallsInFlight count    `toml:"total_calls_in_flight"`
 		TotalCallBytes     size     `toml:"total_call_bytes_in_flight"`
 		IdleTimeout        duration `toml:"idle_timeout"`
@@ -91,7 +93,7 @@ func defaultServeConfig() serveConfig {
 
 	n, s, d := &c.Connections, &c.Users, &c.Installs
 	n.Max, n.MaxMessageSize, n.MaxCallsInFlight = server.DefaultMaxConnections, server.DefaultMaxMessageSize, server.DefaultMaxInFlight
-	n.MaxCapsPerMessage = server.DefaultMaxCapTable
+	n.MaxCapsPerMessage, n.MaxCapsHeld = server.DefaultMaxCapTable, count(rpcguard.DefaultLimits().MaxExports)
 	n.TotalCallsInFlight, n.TotalCallBytes = server.DefaultMaxInFlightTotal, server.DefaultMaxInFlightBytesTotal
 	n.IdleTimeout, n.MessageTimeout = duration(server.DefaultIdleTimeout), duration(server.DefaultMessageTimeout)
 	s.MaxGadgets, s.MaxBlueprintVersions = server.DefaultMaxGadgetsPerUser, server.DefaultMaxBlueprintVersionsPerUser
@@ -142,6 +144,7 @@ func (c *serveConfig) serverOptions() []server.Option {
 		server.WithMaxMessageSize(uint64(n.MaxMessageSize)),
 		server.WithMaxInFlightCalls(int(n.MaxCallsInFlight)),
 		server.WithMaxCapTable(int(n.MaxCapsPerMessage)),
+		server.WithMaxExports(int(n.MaxCapsHeld)),
 		server.WithMaxInFlightTotal(int(n.TotalCallsInFlight), uint64(n.TotalCallBytes)),
 		server.WithConnTimeouts(time.Duration(n.IdleTimeout), time.Duration(n.MessageTimeout)),
 		server.WithUserQuotas(int(u.MaxGadgets), int(u.MaxBlueprintVersions)),
