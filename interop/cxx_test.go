@@ -61,6 +61,9 @@ func TestCXXClient(t *testing.T) {
 	if got := field(t, out, "gadget"); got != id {
 		t.Fatalf("second run opened gadget %s, want %s", got, id)
 	}
+	if got := field(t, out, "removed"); got != id {
+		t.Fatalf("second run removed gadget %q, want %s (Gadget.remove, then info() fails)\nclient output:\n%s", got, id, out)
+	}
 
 	srv.stop(t)
 }

@@ -8,8 +8,9 @@
 // examples/counter/counterpb/counter.capnp) and links with
 // `pkg-config capnp-rpc`. The client logs in, creates a counter gadget and
 // increments it in one pipelined chain, then a second run opens the same
-// gadget by id and sees the count go up; both runs check that a wrong token
-// fails with "invalid token".
+// gadget by id, sees the count go up, and removes it with Gadget.remove
+// (after which its info() fails with "unknown gadget id"); both runs check
+// that a wrong token fails with "invalid token".
 //
 // The test needs g++, capnp, pkg-config and libcapnp-dev (scripts/deps.sh
 // installs them). Without them it skips, except under CI=true, where it fails.

@@ -61,14 +61,17 @@ interface Workspace {
   # blueprint's name.
 
   gadgets @3 () -> (gadgets :List(GadgetInfo));
-  # The gadgets this user can reach, oldest first.
+  # The gadgets this user can reach, oldest first. To call one, open it by
+  # its id (pipelined, it costs no extra round trip).
 
   open @4 (id :Text) -> (gadget :Gadget);
   # The gadget with this id, attenuated to the caller's role.
 
-  remove @5 (id :Text);
-  # Deletes a gadget and its storage. Owner only. Every outstanding
-  # capability to it, and every session opened from it, fails from then on.
+  obsoleteRemove @5 (id :Text);
+  # Reserved: was `remove(id)`, now `Gadget.remove()` (the authority to
+  # delete a gadget lives on the owner's capability to it, not on the
+  # workspace). Fails with "unimplemented". Cap'n Proto ordinals cannot have
+  # holes and must not be reused, so this ordinal stays, unused.
 
   tokens @6 () -> (tokens :List(TokenInfo));
   # This user's login tokens, oldest first: their public ids and labels,
@@ -150,6 +153,12 @@ interface Gadget {
   logs @4 (limit :UInt32) -> (lines :List(LogLine));
   # The newest lines the guest wrote with `Host.log`, oldest first. Editor or
   # owner only.
+
+  remove @5 ();
+  # Deletes the gadget and its storage. Owner only: any other role fails
+  # with "removing gadget ... needs the owner role". A call the gadget is
+  # running fails. Every outstanding capability to it, and every session
+  # opened from it, fails from then on.
 }
 
 struct GadgetInfo {

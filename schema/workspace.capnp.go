@@ -572,23 +572,23 @@ func (c Workspace) Open(ctx context.Context, params func(Workspace_open_Params) 
 
 }
 
-func (c Workspace) Remove(ctx context.Context, params func(Workspace_remove_Params) error) (Workspace_remove_Results_Future, capnp.ReleaseFunc) {
+func (c Workspace) ObsoleteRemove(ctx context.Context, params func(Workspace_obsoleteRemove_Params) error) (Workspace_obsoleteRemove_Results_Future, capnp.ReleaseFunc) {
 
 	s := capnp.Send{
 		Method: capnp.Method{
 			InterfaceID:   0xc3d2836d4f4597ae,
 			MethodID:      5,
 			InterfaceName: "workspace.capnp:Workspace",
-			MethodName:    "remove",
+			MethodName:    "obsoleteRemove",
 		},
 	}
 	if params != nil {
 		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
-		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_remove_Params(s)) }
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_obsoleteRemove_Params(s)) }
 	}
 
 	ans, release := capnp.Client(c).SendCall(ctx, s)
-	return Workspace_remove_Results_Future{Future: ans.Future()}, release
+	return Workspace_obsoleteRemove_Results_Future{Future: ans.Future()}, release
 
 }
 
@@ -755,7 +755,7 @@ type Workspace_Server interface {
 
 	Open(context.Context, Workspace_open) error
 
-	Remove(context.Context, Workspace_remove) error
+	ObsoleteRemove(context.Context, Workspace_obsoleteRemove) error
 
 	Tokens(context.Context, Workspace_tokens) error
 
@@ -850,10 +850,10 @@ func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Met
 			InterfaceID:   0xc3d2836d4f4597ae,
 			MethodID:      5,
 			InterfaceName: "workspace.capnp:Workspace",
-			MethodName:    "remove",
+			MethodName:    "obsoleteRemove",
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
-			return s.Remove(ctx, Workspace_remove{call})
+			return s.ObsoleteRemove(ctx, Workspace_obsoleteRemove{call})
 		},
 	})
 
@@ -993,21 +993,21 @@ func (c Workspace_open) AllocResults() (Workspace_open_Results, error) {
 	return Workspace_open_Results(r), err
 }
 
-// Workspace_remove holds the state for a server call to Workspace.remove.
+// Workspace_obsoleteRemove holds the state for a server call to Workspace.obsoleteRemove.
 // See server.Call for documentation.
-type Workspace_remove struct {
+type Workspace_obsoleteRemove struct {
 	*server.Call
 }
 
 // Args returns the call's arguments.
-func (c Workspace_remove) Args() Workspace_remove_Params {
-	return Workspace_remove_Params(c.Call.Args())
+func (c Workspace_obsoleteRemove) Args() Workspace_obsoleteRemove_Params {
+	return Workspace_obsoleteRemove_Params(c.Call.Args())
 }
 
 // AllocResults allocates the results struct.
-func (c Workspace_remove) AllocResults() (Workspace_remove_Results, error) {
+func (c Workspace_obsoleteRemove) AllocResults() (Workspace_obsoleteRemove_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
-	return Workspace_remove_Results(r), err
+	return Workspace_obsoleteRemove_Results(r), err
 }
 
 // Workspace_tokens holds the state for a server call to Workspace.tokens.
@@ -1955,151 +1955,151 @@ func (p Workspace_open_Results_Future) Gadget() Gadget {
 	return Gadget(p.Future.Field(0, nil).Client())
 }
 
-type Workspace_remove_Params capnp.Struct
+type Workspace_obsoleteRemove_Params capnp.Struct
 
-// Workspace_remove_Params_TypeID is the unique identifier for the type Workspace_remove_Params.
-const Workspace_remove_Params_TypeID = 0xd36a29631f43ef5a
+// Workspace_obsoleteRemove_Params_TypeID is the unique identifier for the type Workspace_obsoleteRemove_Params.
+const Workspace_obsoleteRemove_Params_TypeID = 0xd36a29631f43ef5a
 
-func NewWorkspace_remove_Params(s *capnp.Segment) (Workspace_remove_Params, error) {
+func NewWorkspace_obsoleteRemove_Params(s *capnp.Segment) (Workspace_obsoleteRemove_Params, error) {
 	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
-	return Workspace_remove_Params(st), err
+	return Workspace_obsoleteRemove_Params(st), err
 }
 
-func NewRootWorkspace_remove_Params(s *capnp.Segment) (Workspace_remove_Params, error) {
+func NewRootWorkspace_obsoleteRemove_Params(s *capnp.Segment) (Workspace_obsoleteRemove_Params, error) {
 	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
-	return Workspace_remove_Params(st), err
+	return Workspace_obsoleteRemove_Params(st), err
 }
 
-func ReadRootWorkspace_remove_Params(msg *capnp.Message) (Workspace_remove_Params, error) {
+func ReadRootWorkspace_obsoleteRemove_Params(msg *capnp.Message) (Workspace_obsoleteRemove_Params, error) {
 	root, err := msg.Root()
-	return Workspace_remove_Params(root.Struct()), err
+	return Workspace_obsoleteRemove_Params(root.Struct()), err
 }
 
-func (s Workspace_remove_Params) String() string {
+func (s Workspace_obsoleteRemove_Params) String() string {
 	str, _ := text.Marshal(0xd36a29631f43ef5a, capnp.Struct(s))
 	return str
 }
 
-func (s Workspace_remove_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+func (s Workspace_obsoleteRemove_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
 	return capnp.Struct(s).EncodeAsPtr(seg)
 }
 
-func (Workspace_remove_Params) DecodeFromPtr(p capnp.Ptr) Workspace_remove_Params {
-	return Workspace_remove_Params(capnp.Struct{}.DecodeFromPtr(p))
+func (Workspace_obsoleteRemove_Params) DecodeFromPtr(p capnp.Ptr) Workspace_obsoleteRemove_Params {
+	return Workspace_obsoleteRemove_Params(capnp.Struct{}.DecodeFromPtr(p))
 }
 
-func (s Workspace_remove_Params) ToPtr() capnp.Ptr {
+func (s Workspace_obsoleteRemove_Params) ToPtr() capnp.Ptr {
 	return capnp.Struct(s).ToPtr()
 }
-func (s Workspace_remove_Params) IsValid() bool {
+func (s Workspace_obsoleteRemove_Params) IsValid() bool {
 	return capnp.Struct(s).IsValid()
 }
 
-func (s Workspace_remove_Params) Message() *capnp.Message {
+func (s Workspace_obsoleteRemove_Params) Message() *capnp.Message {
 	return capnp.Struct(s).Message()
 }
 
-func (s Workspace_remove_Params) Segment() *capnp.Segment {
+func (s Workspace_obsoleteRemove_Params) Segment() *capnp.Segment {
 	return capnp.Struct(s).Segment()
 }
-func (s Workspace_remove_Params) Id() (string, error) {
+func (s Workspace_obsoleteRemove_Params) Id() (string, error) {
 	p, err := capnp.Struct(s).Ptr(0)
 	return p.Text(), err
 }
 
-func (s Workspace_remove_Params) HasId() bool {
+func (s Workspace_obsoleteRemove_Params) HasId() bool {
 	return capnp.Struct(s).HasPtr(0)
 }
 
-func (s Workspace_remove_Params) IdBytes() ([]byte, error) {
+func (s Workspace_obsoleteRemove_Params) IdBytes() ([]byte, error) {
 	p, err := capnp.Struct(s).Ptr(0)
 	return p.TextBytes(), err
 }
 
-func (s Workspace_remove_Params) SetId(v string) error {
+func (s Workspace_obsoleteRemove_Params) SetId(v string) error {
 	return capnp.Struct(s).SetText(0, v)
 }
 
-// Workspace_remove_Params_List is a list of Workspace_remove_Params.
-type Workspace_remove_Params_List = capnp.StructList[Workspace_remove_Params]
+// Workspace_obsoleteRemove_Params_List is a list of Workspace_obsoleteRemove_Params.
+type Workspace_obsoleteRemove_Params_List = capnp.StructList[Workspace_obsoleteRemove_Params]
 
-// NewWorkspace_remove_Params creates a new list of Workspace_remove_Params.
-func NewWorkspace_remove_Params_List(s *capnp.Segment, sz int32) (Workspace_remove_Params_List, error) {
+// NewWorkspace_obsoleteRemove_Params creates a new list of Workspace_obsoleteRemove_Params.
+func NewWorkspace_obsoleteRemove_Params_List(s *capnp.Segment, sz int32) (Workspace_obsoleteRemove_Params_List, error) {
 	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
-	return capnp.StructList[Workspace_remove_Params](l), err
+	return capnp.StructList[Workspace_obsoleteRemove_Params](l), err
 }
 
-// Workspace_remove_Params_Future is a wrapper for a Workspace_remove_Params promised by a client call.
-type Workspace_remove_Params_Future struct{ *capnp.Future }
+// Workspace_obsoleteRemove_Params_Future is a wrapper for a Workspace_obsoleteRemove_Params promised by a client call.
+type Workspace_obsoleteRemove_Params_Future struct{ *capnp.Future }
 
-func (f Workspace_remove_Params_Future) Struct() (Workspace_remove_Params, error) {
+func (f Workspace_obsoleteRemove_Params_Future) Struct() (Workspace_obsoleteRemove_Params, error) {
 	p, err := f.Future.Ptr()
-	return Workspace_remove_Params(p.Struct()), err
+	return Workspace_obsoleteRemove_Params(p.Struct()), err
 }
 
-type Workspace_remove_Results capnp.Struct
+type Workspace_obsoleteRemove_Results capnp.Struct
 
-// Workspace_remove_Results_TypeID is the unique identifier for the type Workspace_remove_Results.
-const Workspace_remove_Results_TypeID = 0xb78e8cbe29cc503f
+// Workspace_obsoleteRemove_Results_TypeID is the unique identifier for the type Workspace_obsoleteRemove_Results.
+const Workspace_obsoleteRemove_Results_TypeID = 0xb78e8cbe29cc503f
 
-func NewWorkspace_remove_Results(s *capnp.Segment) (Workspace_remove_Results, error) {
+func NewWorkspace_obsoleteRemove_Results(s *capnp.Segment) (Workspace_obsoleteRemove_Results, error) {
 	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
-	return Workspace_remove_Results(st), err
+	return Workspace_obsoleteRemove_Results(st), err
 }
 
-func NewRootWorkspace_remove_Results(s *capnp.Segment) (Workspace_remove_Results, error) {
+func NewRootWorkspace_obsoleteRemove_Results(s *capnp.Segment) (Workspace_obsoleteRemove_Results, error) {
 	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
-	return Workspace_remove_Results(st), err
+	return Workspace_obsoleteRemove_Results(st), err
 }
 
-func ReadRootWorkspace_remove_Results(msg *capnp.Message) (Workspace_remove_Results, error) {
+func ReadRootWorkspace_obsoleteRemove_Results(msg *capnp.Message) (Workspace_obsoleteRemove_Results, error) {
 	root, err := msg.Root()
-	return Workspace_remove_Results(root.Struct()), err
+	return Workspace_obsoleteRemove_Results(root.Struct()), err
 }
 
-func (s Workspace_remove_Results) String() string {
+func (s Workspace_obsoleteRemove_Results) String() string {
 	str, _ := text.Marshal(0xb78e8cbe29cc503f, capnp.Struct(s))
 	return str
 }
 
-func (s Workspace_remove_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+func (s Workspace_obsoleteRemove_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
 	return capnp.Struct(s).EncodeAsPtr(seg)
 }
 
-func (Workspace_remove_Results) DecodeFromPtr(p capnp.Ptr) Workspace_remove_Results {
-	return Workspace_remove_Results(capnp.Struct{}.DecodeFromPtr(p))
+func (Workspace_obsoleteRemove_Results) DecodeFromPtr(p capnp.Ptr) Workspace_obsoleteRemove_Results {
+	return Workspace_obsoleteRemove_Results(capnp.Struct{}.DecodeFromPtr(p))
 }
 
-func (s Workspace_remove_Results) ToPtr() capnp.Ptr {
+func (s Workspace_obsoleteRemove_Results) ToPtr() capnp.Ptr {
 	return capnp.Struct(s).ToPtr()
 }
-func (s Workspace_remove_Results) IsValid() bool {
+func (s Workspace_obsoleteRemove_Results) IsValid() bool {
 	return capnp.Struct(s).IsValid()
 }
 
-func (s Workspace_remove_Results) Message() *capnp.Message {
+func (s Workspace_obsoleteRemove_Results) Message() *capnp.Message {
 	return capnp.Struct(s).Message()
 }
 
-func (s Workspace_remove_Results) Segment() *capnp.Segment {
+func (s Workspace_obsoleteRemove_Results) Segment() *capnp.Segment {
 	return capnp.Struct(s).Segment()
 }
 
-// Workspace_remove_Results_List is a list of Workspace_remove_Results.
-type Workspace_remove_Results_List = capnp.StructList[Workspace_remove_Results]
+// Workspace_obsoleteRemove_Results_List is a list of Workspace_obsoleteRemove_Results.
+type Workspace_obsoleteRemove_Results_List = capnp.StructList[Workspace_obsoleteRemove_Results]
 
-// NewWorkspace_remove_Results creates a new list of Workspace_remove_Results.
-func NewWorkspace_remove_Results_List(s *capnp.Segment, sz int32) (Workspace_remove_Results_List, error) {
+// NewWorkspace_obsoleteRemove_Results creates a new list of Workspace_obsoleteRemove_Results.
+func NewWorkspace_obsoleteRemove_Results_List(s *capnp.Segment, sz int32) (Workspace_obsoleteRemove_Results_List, error) {
 	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
-	return capnp.StructList[Workspace_remove_Results](l), err
+	return capnp.StructList[Workspace_obsoleteRemove_Results](l), err
 }
 
-// Workspace_remove_Results_Future is a wrapper for a Workspace_remove_Results promised by a client call.
-type Workspace_remove_Results_Future struct{ *capnp.Future }
+// Workspace_obsoleteRemove_Results_Future is a wrapper for a Workspace_obsoleteRemove_Results promised by a client call.
+type Workspace_obsoleteRemove_Results_Future struct{ *capnp.Future }
 
-func (f Workspace_remove_Results_Future) Struct() (Workspace_remove_Results, error) {
+func (f Workspace_obsoleteRemove_Results_Future) Struct() (Workspace_obsoleteRemove_Results, error) {
 	p, err := f.Future.Ptr()
-	return Workspace_remove_Results(p.Struct()), err
+	return Workspace_obsoleteRemove_Results(p.Struct()), err
 }
 
 type Workspace_tokens_Params capnp.Struct
@@ -3430,6 +3430,26 @@ func (c Gadget) Logs(ctx context.Context, params func(Gadget_logs_Params) error)
 
 }
 
+func (c Gadget) Remove(ctx context.Context, params func(Gadget_remove_Params) error) (Gadget_remove_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      5,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "remove",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_remove_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_remove_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Gadget) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -3512,6 +3532,8 @@ type Gadget_Server interface {
 	Schema(context.Context, Gadget_schema) error
 
 	Logs(context.Context, Gadget_logs) error
+
+	Remove(context.Context, Gadget_remove) error
 }
 
 // Gadget_NewServer creates a new Server from an implementation of Gadget_Server.
@@ -3530,7 +3552,7 @@ func Gadget_ServerToClient(s Gadget_Server) Gadget {
 // This can be used to create a more complicated Server.
 func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 5)
+		methods = make([]server.Method, 0, 6)
 	}
 
 	methods = append(methods, server.Method{
@@ -3590,6 +3612,18 @@ func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Logs(ctx, Gadget_logs{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      5,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "remove",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Remove(ctx, Gadget_remove{call})
 		},
 	})
 
@@ -3679,6 +3713,23 @@ func (c Gadget_logs) Args() Gadget_logs_Params {
 func (c Gadget_logs) AllocResults() (Gadget_logs_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
 	return Gadget_logs_Results(r), err
+}
+
+// Gadget_remove holds the state for a server call to Gadget.remove.
+// See server.Call for documentation.
+type Gadget_remove struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_remove) Args() Gadget_remove_Params {
+	return Gadget_remove_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_remove) AllocResults() (Gadget_remove_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_remove_Results(r), err
 }
 
 // Gadget_List is a list of Gadget.
@@ -4451,6 +4502,136 @@ type Gadget_logs_Results_Future struct{ *capnp.Future }
 func (f Gadget_logs_Results_Future) Struct() (Gadget_logs_Results, error) {
 	p, err := f.Future.Ptr()
 	return Gadget_logs_Results(p.Struct()), err
+}
+
+type Gadget_remove_Params capnp.Struct
+
+// Gadget_remove_Params_TypeID is the unique identifier for the type Gadget_remove_Params.
+const Gadget_remove_Params_TypeID = 0xc647f092ae9a4df1
+
+func NewGadget_remove_Params(s *capnp.Segment) (Gadget_remove_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_remove_Params(st), err
+}
+
+func NewRootGadget_remove_Params(s *capnp.Segment) (Gadget_remove_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_remove_Params(st), err
+}
+
+func ReadRootGadget_remove_Params(msg *capnp.Message) (Gadget_remove_Params, error) {
+	root, err := msg.Root()
+	return Gadget_remove_Params(root.Struct()), err
+}
+
+func (s Gadget_remove_Params) String() string {
+	str, _ := text.Marshal(0xc647f092ae9a4df1, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_remove_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_remove_Params) DecodeFromPtr(p capnp.Ptr) Gadget_remove_Params {
+	return Gadget_remove_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_remove_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_remove_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_remove_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_remove_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Gadget_remove_Params_List is a list of Gadget_remove_Params.
+type Gadget_remove_Params_List = capnp.StructList[Gadget_remove_Params]
+
+// NewGadget_remove_Params creates a new list of Gadget_remove_Params.
+func NewGadget_remove_Params_List(s *capnp.Segment, sz int32) (Gadget_remove_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Gadget_remove_Params](l), err
+}
+
+// Gadget_remove_Params_Future is a wrapper for a Gadget_remove_Params promised by a client call.
+type Gadget_remove_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_remove_Params_Future) Struct() (Gadget_remove_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_remove_Params(p.Struct()), err
+}
+
+type Gadget_remove_Results capnp.Struct
+
+// Gadget_remove_Results_TypeID is the unique identifier for the type Gadget_remove_Results.
+const Gadget_remove_Results_TypeID = 0xb07d6193e1f55217
+
+func NewGadget_remove_Results(s *capnp.Segment) (Gadget_remove_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_remove_Results(st), err
+}
+
+func NewRootGadget_remove_Results(s *capnp.Segment) (Gadget_remove_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_remove_Results(st), err
+}
+
+func ReadRootGadget_remove_Results(msg *capnp.Message) (Gadget_remove_Results, error) {
+	root, err := msg.Root()
+	return Gadget_remove_Results(root.Struct()), err
+}
+
+func (s Gadget_remove_Results) String() string {
+	str, _ := text.Marshal(0xb07d6193e1f55217, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_remove_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_remove_Results) DecodeFromPtr(p capnp.Ptr) Gadget_remove_Results {
+	return Gadget_remove_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_remove_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_remove_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_remove_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_remove_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Gadget_remove_Results_List is a list of Gadget_remove_Results.
+type Gadget_remove_Results_List = capnp.StructList[Gadget_remove_Results]
+
+// NewGadget_remove_Results creates a new list of Gadget_remove_Results.
+func NewGadget_remove_Results_List(s *capnp.Segment, sz int32) (Gadget_remove_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Gadget_remove_Results](l), err
+}
+
+// Gadget_remove_Results_Future is a wrapper for a Gadget_remove_Results promised by a client call.
+type Gadget_remove_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_remove_Results_Future) Struct() (Gadget_remove_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_remove_Results(p.Struct()), err
 }
 
 type GadgetInfo capnp.Struct

@@ -104,7 +104,7 @@ func TestARemovedGadgetsSessionIsDisconnectedForTheClient(t *testing.T) {
 	if _, err := countertest.Increment(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	rf, release := ws.Remove(ctx, func(p schema.Workspace_remove_Params) error { return p.SetId(id) })
+	rf, release := removeByID(ctx, ws, id)
 	defer release()
 	if _, err := rf.Struct(); err != nil {
 		t.Fatal(err)

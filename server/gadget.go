@@ -156,3 +156,17 @@ func (g *gadgetCap) Logs(ctx context.Context, call schema.Gadget_logs) error {
 	}
 	return nil
 }
+
+// Remove deletes the gadget. Authority to delete is the owner's, so it is
+// checked here, on the capability that carries the role, not on the
+// workspace (docs/RATIONALE.md).
+func (g *gadgetCap) Remove(ctx context.Context, call schema.Gadget_remove) error {
+	if g.role != schema.Role_owner {
+		return fmt.Errorf("removing gadget %q needs the owner role; this capability has the %s role", g.id, g.role)
+	}
+	if _, err := g.record(ctx); err != nil {
+		return err
+	}
+	call.Go() // a call the gadget is running fails; removal waits for it to end
+	return g.s.removeGadget(ctx, g.id)
+}

@@ -160,6 +160,15 @@ func create(t testing.TB, ws schema.Workspace, blueprint string) (schema.Gadget,
 	return res.Gadget(), id
 }
 
+// removeByID removes gadget id through ws the one way there is, Gadget.remove
+// on the gadget's capability, pipelined onto Workspace.open(id): one round
+// trip. release releases both answers.
+func removeByID(ctx context.Context, ws schema.Workspace, id string) (f schema.Gadget_remove_Results_Future, release func()) {
+	of, releaseOpen := ws.Open(ctx, func(p schema.Workspace_open_Params) error { return p.SetId(id) })
+	f, releaseRemove := of.Gadget().Remove(ctx, nil)
+	return f, func() { releaseRemove(); releaseOpen() }
+}
+
 // session opens a session of gadget as a Counter.
 func session(t testing.TB, g schema.Gadget) counterpb.Counter {
 	t.Helper()

@@ -32,7 +32,7 @@ func TestGadgetsPerUserAreBoundedAndRemovingOneMakesRoom(t *testing.T) {
 		t.Fatalf("bob's first gadget: %v", err)
 	}
 
-	f, release := alice.Remove(testCtx(t), func(p schema.Workspace_remove_Params) error { return p.SetId(ids[0]) })
+	f, release := removeByID(testCtx(t), alice, ids[0])
 	defer release()
 	if _, err := f.Struct(); err != nil {
 		t.Fatal(err)

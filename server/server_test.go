@@ -84,12 +84,11 @@ func TestUnknownGadgetIDIsRefused(t *testing.T) {
 func errorsFor(t *testing.T, ws schema.Workspace, id string) []string {
 	ctx := testCtx(t)
 	var out []string
-	setID := func(p interface{ SetId(string) error }) error { return p.SetId(id) }
-	of, release := ws.Open(ctx, func(p schema.Workspace_open_Params) error { return setID(p) })
+	of, release := ws.Open(ctx, func(p schema.Workspace_open_Params) error { return p.SetId(id) })
 	defer release()
 	_, err := of.Struct()
 	out = append(out, reason(err))
-	rf, release := ws.Remove(ctx, func(p schema.Workspace_remove_Params) error { return setID(p) })
+	rf, release := removeByID(ctx, ws, id)
 	defer release()
 	_, err = rf.Struct()
 	out = append(out, reason(err))
@@ -294,7 +293,7 @@ func TestRemovedGadgetBreaksItsCapabilitiesAndSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rf, release := ws.Remove(ctx, func(p schema.Workspace_remove_Params) error { return p.SetId(id) })
+	rf, release := removeByID(ctx, ws, id)
 	defer release()
 	if _, err := rf.Struct(); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func TestRemovingAGadgetAndClosingTheServerAreNotHeldByASleepingGuest(t *testing
 	g, id := create(t, ws, "hostile")
 	slept := sleepIn(g)
 	begin := time.Now()
-	f, release := ws.Remove(ctx, func(p schema.Workspace_remove_Params) error { return p.SetId(id) })
+	f, release := removeByID(ctx, ws, id)
 	_, err := f.Struct()
 	release()
 	if err != nil {

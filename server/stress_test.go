@@ -285,7 +285,7 @@ func (s *stressRun) tidy(token string) error {
 		return err
 	}
 	for _, id := range ids {
-		f, release := ws.Remove(ctx, func(p schema.Workspace_remove_Params) error { return p.SetId(id) })
+		f, release := removeByID(ctx, ws, id)
 		_, err := f.Struct()
 		release()
 		if err == nil {
@@ -711,8 +711,8 @@ func (c *stressClient) workspaceCall(ws schema.Workspace) {
 	case 4:
 		// Another client may be calling it right now.
 		id, _ := c.round.pick(c.rng)
-		f, release := ws.Remove(ctx, func(p schema.Workspace_remove_Params) error { return p.SetId(id) })
-		c.sent("workspace.remove", f.Future, release)
+		f, release := removeByID(ctx, ws, id)
+		c.sent("gadget.remove", f.Future, release)
 	case 5:
 		f, release := ws.Gadgets(ctx, nil)
 		c.sent("workspace.gadgets", f.Future, release)
@@ -967,7 +967,7 @@ func (c *stressClient) removeMidCall() {
 	}
 	for range 1 + c.rng.IntN(3) {
 		id, _ := c.round.pick(c.rng)
-		f, release := ws.Remove(c.ctx, func(p schema.Workspace_remove_Params) error { return p.SetId(id) })
+		f, release := removeByID(c.ctx, ws, id)
 		c.sent("removal mid-call", f.Future, release)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"capnproto.org/go/capnp/v3"
+
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
@@ -147,16 +149,10 @@ func (w *workspace) Open(ctx context.Context, call schema.Workspace_open) error 
 	return res.SetGadget(w.gadgetCap(g.ID, schema.Role_owner))
 }
 
-func (w *workspace) Remove(ctx context.Context, call schema.Workspace_remove) error {
-	id, err := call.Args().Id()
-	if err != nil {
-		return err
-	}
-	if _, err := w.s.gadgetFor(ctx, w.user, id); err != nil {
-		return err
-	}
-	call.Go() // removal waits for the gadget's running call to end
-	return w.s.removeGadget(ctx, id)
+// ObsoleteRemove holds the ordinal of the old Workspace.remove(id); removing
+// is Gadget.remove now.
+func (w *workspace) ObsoleteRemove(context.Context, schema.Workspace_obsoleteRemove) error {
+	return capnp.Unimplemented("Workspace.remove(id) is gone: call remove() on the gadget's capability (Workspace.open(id).gadget.remove())")
 }
 
 // errString is an error whose text is all there is to say.

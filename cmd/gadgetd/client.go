@@ -105,8 +105,12 @@ func newGadget(ctx context.Context, ws schema.Workspace, args []string, stdout i
 	return nil
 }
 
+// removeGadget removes with the authority the gadget's owner holds: its
+// Gadget capability (Workspace.open, pipelined: one round trip).
 func removeGadget(ctx context.Context, ws schema.Workspace, args []string, stdout io.Writer) error {
-	f, release := ws.Remove(ctx, func(p schema.Workspace_remove_Params) error { return p.SetId(args[0]) })
+	opened, releaseOpen := ws.Open(ctx, func(p schema.Workspace_open_Params) error { return p.SetId(args[0]) })
+	defer releaseOpen()
+	f, release := opened.Gadget().Remove(ctx, nil)
 	defer release()
 	_, err := f.Struct()
 	return err

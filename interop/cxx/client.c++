@@ -9,6 +9,8 @@
 // opens that gadget instead. Either way it increments the counter by 1 in one
 // pipelined chain and prints "value=N" and "gadget=ID". Then it checks that a
 // wrong token fails with "invalid token" and prints "wrong token: <reason>".
+// With GADGET_ID it then removes the gadget (Gadget.remove), checks that its
+// info() fails with "unknown gadget id", and prints "removed=ID".
 // Any failure prints "FAIL: ..." and exits non-zero.
 //
 // Built and run by interop/cxx_test.go; see interop/doc.go.
@@ -101,6 +103,22 @@ int run(const char* addr, const char* token, const char* gadgetId) {
     std::cout << "wrong token: " << desc << std::endl;
   } else {
     return fail("a call pipelined on login(wrong token) succeeded");
+  }
+
+  // The run that opened the gadget by id ends by removing it, with the
+  // owner's Gadget capability; after that the capability names nothing.
+  if (gadgetId != nullptr) {
+    gadget.removeRequest().send().wait(waitScope);
+    auto infoP = gadget.infoRequest().send();
+    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() { infoP.wait(waitScope); })) {
+      auto desc = std::string(e->getDescription().cStr());
+      if (desc.find("unknown gadget id") == std::string::npos) {
+        return fail("info() after remove() failed, but not with \"unknown gadget id\": " + desc);
+      }
+    } else {
+      return fail("info() on a removed gadget succeeded");
+    }
+    std::cout << "removed=" << gadgetId << std::endl;
   }
   return 0;
 }
