@@ -15,3 +15,7 @@ require (
 	github.com/colega/zeropool v0.0.0-20230505084239-6fb4a4f75381 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 )
+
+// go-capnp v3.1.0-alpha.2 with a fix for a capability leak, pending a
+// release that has it: third_party/go-capnp/PATCHES.md.
+replace capnproto.org/go/capnp/v3 => ./third_party/go-capnp

@@ -38,7 +38,7 @@ fi
 
 # The .capnp files that generate Go, grouped by directory.
 mapfile -t files < <(
-	find . \( -name .git -o -name bin -o -name node_modules -o -name testdata \) -prune -o \
+	find . \( -name .git -o -name bin -o -name node_modules -o -name testdata -o -path ./third_party \) -prune -o \
 		-name '*.capnp' -type f -exec grep -l '^[[:space:]]*[$]Go[.]import' {} + |
 		sed 's|^\./||' | LC_ALL=C sort
 )
@@ -92,7 +92,7 @@ if [[ "$mode" == check ]]; then
 			stale+=("$g")
 		fi
 	done < <(
-		find . \( -name .git -o -name bin -o -name node_modules -o -name testdata \) -prune -o \
+		find . \( -name .git -o -name bin -o -name node_modules -o -name testdata -o -path ./third_party \) -prune -o \
 			-name '*.capnp.go' -type f -print | sed 's|^\./||' | LC_ALL=C sort
 	)
 	if ((${#stale[@]})); then

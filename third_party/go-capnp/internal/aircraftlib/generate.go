@@ -1,0 +1,3 @@
+package aircraftlib
+
+//go:generate capnp compile -I ../../std -ogo aircraft.capnp

@@ -1,0 +1,3 @@
+//go:generate capnp compile -I ../../../std -ogo books.capnp
+
+package books

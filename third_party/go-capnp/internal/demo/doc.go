@@ -1,0 +1,2 @@
+// Package demo contains example tests.
+package demo
