@@ -104,9 +104,10 @@ func (l *connLog) write(level slog.Level, msg string, args []any) {
 // that the peer went away. go-capnp reports these errors as text alone, so
 // the text is all there is to go by: a client's Close sends an abort that
 // says "connection closed"; a peer that hangs up ends the stream (EOF) or
-// resets it.
+// resets it; answers to a peer that has gone cannot be sent ("send return:
+// rpc: connection closed").
 func isOrdinaryDisconnect(msg string) bool {
-	return strings.HasSuffix(msg, "remote abort: connection closed") ||
+	return strings.HasSuffix(msg, "connection closed") || // remote abort, or a send after the peer went
 		strings.HasSuffix(msg, "EOF") || // io.EOF, io.ErrUnexpectedEOF
 		strings.HasSuffix(msg, "connection reset by peer") ||
 		strings.HasSuffix(msg, "broken pipe")

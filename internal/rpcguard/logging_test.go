@@ -63,13 +63,19 @@ func (l *logBuffer) records(t *testing.T, peer string) []logRecord {
 // the returned buffer.
 func serveLogged(t *testing.T) (addr string, srv *rpcguard.Server, logs *logBuffer) {
 	t.Helper()
+	return serveLoggedCounter(t, &plaincounter.Counter{})
+}
+
+// serveLoggedCounter is serveLogged with counter as every peer's bootstrap.
+func serveLoggedCounter(t *testing.T, counter *plaincounter.Counter) (addr string, srv *rpcguard.Server, logs *logBuffer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs = &logBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	bootstrap := capnp.Client((&plaincounter.Counter{}).Client())
+	bootstrap := capnp.Client(counter.Client())
 	t.Cleanup(bootstrap.Release)
 	srv = rpcguard.NewServer(func(*rpcguard.Peer) capnp.Client { return bootstrap.AddRef() }, 0, rpcguard.Limits{}, logger)
 	go srv.Serve(ln)
@@ -152,6 +158,50 @@ func TestOrdinaryDisconnectsLogOnlyADebugLineNamingThePeer(t *testing.T) {
 				t.Errorf("no debug line names the peer %s", peer)
 			}
 		})
+	}
+}
+
+// A peer that hangs up while its calls run leaves the server answers it
+// cannot send; that is routine too.
+func TestAPeerLeavingWithCallsInFlightLogsOnlyDebugLines(t *testing.T) {
+	gate := make(chan struct{})
+	addr, srv, logs := serveLoggedCounter(t, &plaincounter.Counter{Gate: gate})
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := nc.LocalAddr().String()
+	conn := rpc.NewConn(rpc.NewStreamTransport(nc), nil)
+	counter := counterpb.Counter(conn.Bootstrap(context.Background()))
+	ctx := context.Background()
+	first, release := counter.Increment(ctx, nil)
+	defer release()
+	for range 4 {
+		_, release := counter.Increment(ctx, nil)
+		defer release()
+	}
+	// Let the first call through and wait for its answer: the four sent
+	// after it have reached the server too, and wait at the gate.
+	gate <- struct{}{}
+	if _, err := first.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	// The peer goes, then their answers are ready to be sent.
+	nc.Close()
+	close(gate)
+	waitConns(t, srv, 0)
+	counter.Release()
+	conn.Close()
+	var debug int
+	for _, r := range logs.records(t, peer) {
+		if r.Level != slog.LevelDebug.String() {
+			t.Errorf("logged at %s: %q", r.Level, r.Msg)
+		} else {
+			debug++
+		}
+	}
+	if debug == 0 {
+		t.Errorf("no debug line names the peer %s", peer)
 	}
 }
 
