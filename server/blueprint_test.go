@@ -14,14 +14,20 @@ import (
 
 // install uploads b as the command line does (client.UploadBlueprint) and
 // returns the error.
-func install(t *testing.T, ws schema.Workspace, b blueprint.Bundle) error {
+func install(t testing.TB, ws schema.Workspace, b blueprint.Bundle) error {
 	t.Helper()
 	// Compiling a guest under -race on a busy machine can take a while.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	return installWithContext(ctx, t, ws, b)
+}
+
+// installWithContext uploads and installs b until ctx ends.
+func installWithContext(ctx context.Context, t testing.TB, ws schema.Workspace, b blueprint.Bundle) error {
 	bundle, err := b.Marshal()
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return err
 	}
 	_, release, err := client.UploadBlueprint(ctx, ws, bundle)
 	if err == nil {

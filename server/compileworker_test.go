@@ -38,7 +38,7 @@ func init() {
 // started as the worker, with a CPU budget of cpu. The counter example it
 // installs is compiled first in-process, into the shared cache, so the
 // worker only loads it, however small cpu is.
-func startWithCompileWorker(t *testing.T, cpu time.Duration, opts ...server.Option) *harness {
+func startWithCompileWorker(t testing.TB, cpu time.Duration, opts ...server.Option) *harness {
 	start(t, t.TempDir()).stop()
 	exe, err := os.Executable()
 	if err != nil {
@@ -50,7 +50,7 @@ func startWithCompileWorker(t *testing.T, cpu time.Duration, opts ...server.Opti
 
 // loginResolved logs in and waits for the login to complete: until it has,
 // the transport refuses messages as large as a blueprint.
-func loginResolved(t *testing.T, h *harness, user string) schema.Workspace {
+func loginResolved(t testing.TB, h *harness, user string) schema.Workspace {
 	t.Helper()
 	ws := h.login(t, h.token(user))
 	if err := capnp.Client(ws).Resolve(testCtx(t)); err != nil {

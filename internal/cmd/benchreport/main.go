@@ -42,6 +42,7 @@ var figures = []figure{
 	{name: "cold start p99 (µs)", bench: "BenchmarkColdStart", metric: "p99-µs"},
 	{name: "trapped instance to next answer p50 (µs)", bench: "BenchmarkTrapRecovery", metric: "p50-µs"},
 	{name: "idle live instance RSS (MiB, over 200)", bench: "BenchmarkIdleInstanceRSS", metric: "MiB/instance", max: 4.5},
+	{name: "call p99 while ten compile bombs install (µs)", bench: "BenchmarkCallsWhileTenCompileBombsInstall", metric: "p99-µs", max: 100_000},
 }
 
 var packages = []string{"./wasmhost/", "./server/..."}
