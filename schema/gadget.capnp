@@ -46,11 +46,33 @@ struct Caller {
 interface Guest {
   # The main object every gadget guest exports (guest export index 0).
 
-  open @0 (caller :Caller) -> (session :Capability);
+  open @0 (caller :Caller, context :SessionContext) -> (session :Capability);
   # Opens a session for `caller`. The session's interface is the one the
   # blueprint's manifest names (for example `Counter` in examples/counter);
   # clients cast it to their generated type or drive it dynamically with
   # `Gadget.schema()`.
+  #
+  # `context` is this one session's way back to the platform. Keep it (add
+  # a reference) for as long as the session lives and release it when the
+  # session ends. When the host reopens a session on a fresh instance (the
+  # old one was evicted or crashed), it calls open again with the same
+  # caller and the same context.
+}
+
+interface SessionContext {
+  # The platform's side of one session, lent to the guest by Guest.open
+  # (Sandstorm's SessionContext is the model). It is guarded like the
+  # session itself: once the token the session was opened with is revoked
+  # or expires, or the gadget is removed, every call fails with a
+  # disconnected exception, and so does every call after the client has
+  # dropped the session. Bindings, approvals and sharing will add methods.
+
+  caller @0 () -> (caller :Caller);
+  # Who the session belongs to, checked now rather than remembered from
+  # open: the same Caller open received while the session's credential is
+  # valid and the caller may still use the gadget; disconnected once that
+  # is no longer so. A guest that keeps a long-lived session (or acts on a
+  # user's behalf later) asks before it trusts the caller again.
 }
 
 interface Host {

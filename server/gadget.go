@@ -68,11 +68,12 @@ func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
 		if err != nil {
 			return err
 		}
-		caller.SetRole(g.role)
-		if err := caller.SetUserId(g.s.pseudonym(g.id, g.user.ID)); err != nil {
+		if err := g.fillCaller(caller); err != nil {
 			return err
 		}
-		return caller.SetUserName(g.user.Name)
+		// The params (and wasmhost's copy, kept to reopen the session)
+		// hold the only references: the context goes when the session does.
+		return p.SetContext(newSessionContext(g))
 	})
 	defer release()
 	opened, err := ans.Struct()
@@ -88,6 +89,15 @@ func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
 		return err
 	}
 	return res.SetSession(g.cred.guardSession(session.AddRef()))
+}
+
+// fillCaller describes g's user to the gadget.
+func (g *gadgetCap) fillCaller(caller schema.Caller) error {
+	caller.SetRole(g.role)
+	if err := caller.SetUserId(g.s.pseudonym(g.id, g.user.ID)); err != nil {
+		return err
+	}
+	return caller.SetUserName(g.user.Name)
 }
 
 func (g *gadgetCap) blueprint(ctx context.Context) (store.Blueprint, error) {

@@ -94,11 +94,11 @@ func (p *guestProxy) Shutdown() {
 
 func (p *guestProxy) Open(ctx context.Context, call schema.Guest_open) error {
 	call.Go()
-	caller, err := call.Args().Caller()
-	if err != nil {
-		return err
-	}
-	ans, release := p.guest.Open(ctx, func(params schema.Guest_open_Params) error { return params.SetCaller(caller) })
+	// All of the params, as they are: the caller, the session's context,
+	// and whatever later fields the schema adds.
+	ans, release := p.guest.Open(ctx, func(params schema.Guest_open_Params) error {
+		return capnp.Struct(params).CopyFrom(capnp.Struct(call.Args()))
+	})
 	defer release()
 	opened, err := ans.Struct()
 	if err != nil {

@@ -103,11 +103,10 @@ func (g *Gadget) Open(t testing.TB, caller Caller) capnp.Client {
 		if err != nil {
 			return err
 		}
-		c.SetRole(caller.Role)
-		if err := c.SetUserName(caller.UserName); err != nil {
+		if err := caller.fill(c); err != nil {
 			return err
 		}
-		return c.SetUserId(caller.UserID)
+		return p.SetContext(schema.SessionContext_ServerToClient(sessionContext{caller}))
 	})
 	defer release()
 	if _, err := f.Struct(); err != nil {
@@ -116,6 +115,31 @@ func (g *Gadget) Open(t testing.TB, caller Caller) capnp.Client {
 	session := f.Session().AddRef()
 	t.Cleanup(session.Release)
 	return session
+}
+
+func (c Caller) fill(dst schema.Caller) error {
+	dst.SetRole(c.Role)
+	if err := dst.SetUserName(c.UserName); err != nil {
+		return err
+	}
+	return dst.SetUserId(c.UserID)
+}
+
+// sessionContext is the SessionContext a session opened by Open gets: its
+// caller method answers the Caller the session was opened as (a test host
+// has no tokens to revoke).
+type sessionContext struct{ caller Caller }
+
+func (sc sessionContext) Caller(ctx context.Context, call schema.SessionContext_caller) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	dst, err := res.NewCaller()
+	if err != nil {
+		return err
+	}
+	return sc.caller.fill(dst)
 }
 
 // Restart closes the gadget and starts it again on the same storage: a

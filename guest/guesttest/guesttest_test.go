@@ -9,7 +9,8 @@ import (
 )
 
 // TestGadgetRunsAndKeepsItsStorageAcrossARestart: a gadget built from
-// source gets the caller a test names, its writes commit to the in-memory
+// source gets the caller a test names (and a session context that answers
+// it), its writes commit to the in-memory
 // storage, and a restarted instance runs on that storage.
 func TestGadgetRunsAndKeepsItsStorageAcrossARestart(t *testing.T) {
 	ctx := context.Background()
@@ -17,6 +18,9 @@ func TestGadgetRunsAndKeepsItsStorageAcrossARestart(t *testing.T) {
 	s := schema.Storage(g.Open(t, guesttest.Caller{UserID: "id-of-ann", UserName: "ann"}))
 	if v, found := g.Stored("opened-by"); !found || string(v) != "id-of-ann" {
 		t.Fatalf("opened-by = %q (found %v), want the caller's id", v, found)
+	}
+	if v, _ := g.Stored("context-says"); string(v) != "ann" {
+		t.Fatalf("the session context answered the caller %q, want ann", v)
 	}
 	put, release := s.Put(ctx, func(p schema.Storage_put_Params) error {
 		if err := p.SetKey("k"); err != nil {

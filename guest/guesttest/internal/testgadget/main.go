@@ -1,6 +1,7 @@
 // Command testgadget is the gadget package guesttest's own test runs, with
-// no schema of its own: Open writes the caller's id under "opened-by", and
-// the session it returns is the gadget's storage itself.
+// no schema of its own: Open writes the caller's id under "opened-by" and
+// the user name its session context answers under "context-says", and the
+// session it returns is the gadget's storage itself.
 package main
 
 import (
@@ -27,15 +28,21 @@ func (app) Open(ctx context.Context, call schema.Guest_open) error {
 	if err != nil {
 		return err
 	}
-	storage := guest.Storage(ctx)
-	f, release := storage.Put(ctx, func(p schema.Storage_put_Params) error {
-		if err := p.SetKey("opened-by"); err != nil {
-			return err
-		}
-		return p.SetValue([]byte(id))
-	})
+	cf, release := call.Args().Context().Caller(ctx, nil)
 	defer release()
-	if _, err := f.Struct(); err != nil {
+	said, err := cf.Caller().Struct()
+	if err != nil {
+		return err
+	}
+	name, err := said.UserName()
+	if err != nil {
+		return err
+	}
+	storage := guest.Storage(ctx)
+	if err := put(ctx, storage, "opened-by", id); err != nil {
+		return err
+	}
+	if err := put(ctx, storage, "context-says", name); err != nil {
 		return err
 	}
 	res, err := call.AllocResults()
@@ -43,4 +50,16 @@ func (app) Open(ctx context.Context, call schema.Guest_open) error {
 		return err
 	}
 	return res.SetSession(capnp.Client(storage).AddRef())
+}
+
+func put(ctx context.Context, storage schema.Storage, key, value string) error {
+	f, release := storage.Put(ctx, func(p schema.Storage_put_Params) error {
+		if err := p.SetKey(key); err != nil {
+			return err
+		}
+		return p.SetValue([]byte(value))
+	})
+	defer release()
+	_, err := f.Struct()
+	return err
 }

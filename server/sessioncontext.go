@@ -1,0 +1,38 @@
+package server
+
+import (
+	"context"
+
+	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/schema"
+)
+
+// sessionContext is the SessionContext lent to a guest with one session
+// (Guest.open's context). It answers from the gadget capability the session
+// was opened through, checked on every call: its credential by the guard
+// (newSessionContext), the gadget and the user's access by record.
+type sessionContext struct {
+	g *gadgetCap
+}
+
+// newSessionContext returns the context of a session opened through g,
+// guarded by g's credential like the session itself.
+func newSessionContext(g *gadgetCap) schema.SessionContext {
+	sc := &sessionContext{g: g}
+	return schema.SessionContext(capserver.New(g.cred.guard(schema.SessionContext_Methods(nil, sc)), sc, nil))
+}
+
+func (sc *sessionContext) Caller(ctx context.Context, call schema.SessionContext_caller) error {
+	if _, err := sc.g.record(ctx); err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	caller, err := res.NewCaller()
+	if err != nil {
+		return err
+	}
+	return sc.g.fillCaller(caller)
+}
