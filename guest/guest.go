@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"capnproto.org/go/capnp/v3"
 
@@ -77,6 +78,11 @@ func deliver(b []byte) []byte {
 			if c, ok := exports[i]; ok {
 				delete(exports, i)
 				c.Release()
+				// go-capnp runs a server's Shutdown on a goroutine of its
+				// own, and goroutines run only while the guest is inside
+				// an export: yield, so that it runs now (a watch's handle
+				// unsubscribes), not at the next call, which may never come.
+				runtime.Gosched()
 			}
 		}
 		return nil

@@ -117,9 +117,12 @@ func watch(t *testing.T, session capnp.Client, changes chan<- int64) {
 		return p.SetListener(l)
 	})
 	defer release()
-	if _, err := f.Struct(); err != nil {
+	res, err := f.Struct()
+	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}
+	// The subscription lasts while its handle is held: for the test.
+	t.Cleanup(res.Handle().AddRef().Release)
 }
 
 type changeSink chan<- int64

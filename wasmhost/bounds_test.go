@@ -227,9 +227,12 @@ func watch(t *testing.T, c counterpb.Counter, l counterpb.Listener) {
 	defer cancel()
 	f, release := c.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(l) })
 	defer release()
-	if _, err := f.Struct(); err != nil {
+	res, err := f.Struct()
+	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}
+	// The subscription lasts while its handle is held: for the test.
+	t.Cleanup(res.Handle().AddRef().Release)
 }
 
 // Guards: the WithClientCallTimeout deadline on calls to a client's

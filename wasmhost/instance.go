@@ -339,6 +339,9 @@ func (inst *instance) invoke(b []byte) ([]byte, error) {
 // releaseExport tells the guest the host dropped export index.
 func (inst *instance) releaseExport(index uint32) {
 	defer inst.enter()()
+	// What the guest lets go of while it handles the release (a watch's
+	// handle releasing its listener) is let go of now, not at the next call.
+	defer inst.dropReleased()
 	f, err := frame.New()
 	if err != nil {
 		return

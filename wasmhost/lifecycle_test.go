@@ -197,9 +197,11 @@ func TestStaleSessionCanBeReopenedWhileTheGadgetWaits(t *testing.T) {
 	defer l.counter.Release()
 	lc := counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, l), l, nil))
 	f, release := fresh.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(lc) })
-	if _, err := f.Struct(); err != nil {
+	res, err := f.Struct()
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer res.Handle().AddRef().Release() // the subscription lasts while its handle is held
 	release()
 	lc.Release()
 
@@ -229,3 +231,30 @@ func TestCallFailsWhenItsWritesCannotBeCommitted(t *testing.T) {
 		t.Fatalf("get after the failed increment = %d, %v; want 0", v, err)
 	}
 }
+
+// Dropping the handle watch returned reaches the guest as a release, whose
+// Shutdown ends the subscription there and releases the listener: the
+// client's listener is let go at once, not at the next call into the guest.
+func TestDroppingAWatchHandleReleasesTheListenerInTheGuest(t *testing.T) {
+	ctx := context.Background()
+	s := newSandbox(t, counterPkg)
+	c := counterpb.Counter(s.open(ctx))
+	defer c.Release()
+	released := make(chan struct{})
+	lc := counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, &countingListener{heard: make(chan int64, 4)}), nil, closeOnShutdown(released)))
+	f, release := c.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(lc) })
+	if _, err := f.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	release() // drops the handle
+	select {
+	case <-released:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the listener is still held 20 s after its handle was dropped")
+	}
+}
+
+// closeOnShutdown is a server.Shutdowner that closes its channel.
+type closeOnShutdown chan struct{}
+
+func (c closeOnShutdown) Shutdown() { close(c) }

@@ -153,9 +153,11 @@ func TestListenerCanCallBackIntoTheGadgetWhileItWaits(t *testing.T) {
 	defer l.counter.Release()
 	lc := counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, l), l, nil))
 	f, release := c.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(lc) })
-	if _, err := f.Struct(); err != nil {
+	res, err := f.Struct()
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer res.Handle().AddRef().Release() // the subscription lasts while its handle is held
 	release()
 	lc.Release()
 

@@ -1,6 +1,6 @@
 // Command counter is the smallest useful gadget: a counter shared by everyone
 // who opens it, kept in the gadget's storage, with listeners that hear about
-// every change. It shows the three things every gadget does: serve its own
+// every change while their subscriber holds the handle watch returned. It shows the three things every gadget does: serve its own
 // schema (counterpb.Counter), keep durable state in Host.storage, and call
 // back capabilities that clients hand it.
 //
@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"capnproto.org/go/capnp/v3"
 
@@ -34,13 +35,24 @@ func (app) Open(ctx context.Context, call schema.Guest_open) error {
 	return res.SetSession(capnp.Client(counterpb.Counter_ServerToClient(&shared)))
 }
 
-// shared is the one counter every session talks to. Its listeners live as
-// long as this instance; the value lives in storage.
+// shared is the one counter every session talks to. Its subscriptions live
+// as long as this instance; the value lives in storage.
 var shared counter
 
 type counter struct {
-	listeners []counterpb.Listener
+	subs []*subscription
 }
+
+// subscription is one watch: its listener, until the subscriber drops the
+// handle or the listener fails.
+type subscription struct {
+	c        *counter
+	listener counterpb.Listener
+	ended    bool
+}
+
+// Shutdown runs when the subscriber's handle is dropped: unsubscribe.
+func (s *subscription) Shutdown() { s.c.unsubscribe(s) }
 
 const valueKey = "value"
 
@@ -87,8 +99,6 @@ func (c *counter) Watch(ctx context.Context, call counterpb.Counter_watch) error
 	if !l.IsValid() {
 		return fmt.Errorf("watch: listener is null")
 	}
-	// Arguments are released when the method returns: keep our own reference.
-	c.listeners = append(c.listeners, l.AddRef())
 	v, err := load(ctx)
 	if err != nil {
 		return err
@@ -97,15 +107,22 @@ func (c *counter) Watch(ctx context.Context, call counterpb.Counter_watch) error
 	if err != nil {
 		return err
 	}
+	// Arguments are released when the method returns: keep our own reference.
+	s := &subscription{c: c, listener: l.AddRef()}
+	c.subs = append(c.subs, s)
 	res.SetValue(v)
-	return nil
+	return res.SetHandle(counterpb.Handle_ServerToClient(s))
 }
 
-// notify tells every listener about v and drops those that fail.
+// notify tells every subscriber about v and drops those whose listener
+// fails. Listeners may watch or unsubscribe while it waits on them, so it
+// walks a copy.
 func (c *counter) notify(ctx context.Context, v int64) {
-	kept := c.listeners[:0]
-	for _, l := range c.listeners {
-		f, release := l.Changed(ctx, func(p counterpb.Listener_changed_Params) error {
+	for _, s := range slices.Clone(c.subs) {
+		if s.ended {
+			continue
+		}
+		f, release := s.listener.Changed(ctx, func(p counterpb.Listener_changed_Params) error {
 			p.SetValue(v)
 			return nil
 		})
@@ -116,12 +133,20 @@ func (c *counter) notify(ctx context.Context, v int64) {
 				p.SetLevel(schema.LogLevel_warn)
 				return p.SetText("dropping a listener that failed: " + err.Error())
 			})
-			l.Release()
-			continue
+			c.unsubscribe(s)
 		}
-		kept = append(kept, l)
 	}
-	c.listeners = kept
+}
+
+// unsubscribe ends s and releases its listener, which tells the
+// subscriber the subscription ended.
+func (c *counter) unsubscribe(s *subscription) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	c.subs = slices.DeleteFunc(c.subs, func(o *subscription) bool { return o == s })
+	s.listener.Release()
 }
 
 func load(ctx context.Context) (int64, error) {

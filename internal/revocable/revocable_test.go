@@ -23,8 +23,9 @@ func (c *counter) Increment(ctx context.Context, call counterpb.Counter_incremen
 	res.SetValue(c.n)
 	return nil
 }
-func (c *counter) Get(context.Context, counterpb.Counter_get) error     { return nil }
-func (c *counter) Watch(context.Context, counterpb.Counter_watch) error { return nil }
+func (c *counter) Get(context.Context, counterpb.Counter_get) error         { return nil }
+func (c *counter) Watch(context.Context, counterpb.Counter_watch) error     { return nil }
+func (c *counter) Present(context.Context, counterpb.Counter_present) error { return nil }
 
 func TestRevokeCutsOffEveryReference(t *testing.T) {
 	ctx := context.Background()

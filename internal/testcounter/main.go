@@ -2,8 +2,10 @@
 // guest, copied with a schema of its own (internal/testcounter/counterpb), so
 // the server and wasmhost tests stand on a fixture that does not change when
 // the example does. A counter shared by everyone who opens it, kept in the
-// gadget's storage, with listeners that hear about every change; a listener
-// whose call fails is logged at warn and dropped.
+// gadget's storage, with listeners that hear about every change while their
+// subscriber holds the watch handle; a listener whose call fails is logged
+// at warn and dropped. Each session keeps its SessionContext, which present
+// asks who is here.
 //
 // Tests build it with internal/blueprint/blueprinttest (the blueprint) or
 // internal/wasmbuild (the guest module alone).
@@ -13,6 +15,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"capnproto.org/go/capnp/v3"
 
@@ -33,16 +36,88 @@ func (app) Open(ctx context.Context, call schema.Guest_open) error {
 	if err != nil {
 		return err
 	}
-	return res.SetSession(capnp.Client(counterpb.Counter_ServerToClient(&shared)))
+	// Arguments are released when the method returns: keep our own
+	// reference. A bare host (wasmhost's tests) may lend no context.
+	s := &session{counter: &shared, context: call.Args().Context().AddRef()}
+	sessions[s] = struct{}{}
+	return res.SetSession(capnp.Client(counterpb.Counter_ServerToClient(s)))
 }
 
-// shared is the one counter every session talks to. Its listeners live as
-// long as this instance; the value lives in storage.
+// sessions are the sessions open on this instance.
+var sessions = map[*session]struct{}{}
+
+// session is one user's session: the shared counter, and the platform's
+// context for this session.
+type session struct {
+	*counter
+	context schema.SessionContext
+}
+
+// Shutdown runs when the host drops the session: its client let go of it.
+func (s *session) Shutdown() {
+	delete(sessions, s)
+	s.context.Release()
+}
+
+func (s *session) Present(ctx context.Context, call counterpb.Counter_present) error {
+	// A context's caller call may wait on the host; let other calls run.
+	call.Go()
+	var names []string
+	for other := range sessions {
+		if !other.context.IsValid() {
+			continue
+		}
+		f, release := other.context.Caller(ctx, nil)
+		res, err := f.Struct()
+		if err == nil {
+			var caller schema.Caller
+			if caller, err = res.Caller(); err == nil {
+				var name string
+				if name, err = caller.UserName(); err == nil {
+					names = append(names, name)
+				}
+			}
+		}
+		release()
+		if err != nil && !capnp.IsDisconnected(err) {
+			return err
+		}
+	}
+	slices.Sort(names)
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	list, err := res.NewUserNames(int32(len(names)))
+	if err != nil {
+		return err
+	}
+	for i, n := range names {
+		if err := list.Set(i, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shared is the one counter every session talks to. Its subscriptions live
+// as long as this instance; the value lives in storage.
 var shared counter
 
 type counter struct {
-	listeners []counterpb.Listener
+	subs []*subscription
 }
+
+// subscription is one watch: its listener, until the subscriber drops the
+// handle or the listener fails.
+type subscription struct {
+	c        *counter
+	listener counterpb.Listener
+	ended    bool
+}
+
+// Shutdown runs when the subscriber's handle is dropped: unsubscribe.
+func (s *subscription) Shutdown() { s.c.unsubscribe(s) }
 
 const valueKey = "value"
 
@@ -89,8 +164,6 @@ func (c *counter) Watch(ctx context.Context, call counterpb.Counter_watch) error
 	if !l.IsValid() {
 		return fmt.Errorf("watch: listener is null")
 	}
-	// Arguments are released when the method returns: keep our own reference.
-	c.listeners = append(c.listeners, l.AddRef())
 	v, err := load(ctx)
 	if err != nil {
 		return err
@@ -99,15 +172,22 @@ func (c *counter) Watch(ctx context.Context, call counterpb.Counter_watch) error
 	if err != nil {
 		return err
 	}
+	// Arguments are released when the method returns: keep our own reference.
+	s := &subscription{c: c, listener: l.AddRef()}
+	c.subs = append(c.subs, s)
 	res.SetValue(v)
-	return nil
+	return res.SetHandle(counterpb.Handle_ServerToClient(s))
 }
 
-// notify tells every listener about v and drops those that fail.
+// notify tells every subscriber about v and drops those whose listener
+// fails. Listeners may watch or unsubscribe while it waits on them, so it
+// walks a copy.
 func (c *counter) notify(ctx context.Context, v int64) {
-	kept := c.listeners[:0]
-	for _, l := range c.listeners {
-		f, release := l.Changed(ctx, func(p counterpb.Listener_changed_Params) error {
+	for _, s := range slices.Clone(c.subs) {
+		if s.ended {
+			continue
+		}
+		f, release := s.listener.Changed(ctx, func(p counterpb.Listener_changed_Params) error {
 			p.SetValue(v)
 			return nil
 		})
@@ -118,12 +198,20 @@ func (c *counter) notify(ctx context.Context, v int64) {
 				p.SetLevel(schema.LogLevel_warn)
 				return p.SetText("dropping a listener that failed: " + err.Error())
 			})
-			l.Release()
-			continue
+			c.unsubscribe(s)
 		}
-		kept = append(kept, l)
 	}
-	c.listeners = kept
+}
+
+// unsubscribe ends s and releases its listener, which tells the
+// subscriber the subscription ended.
+func (c *counter) unsubscribe(s *subscription) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	c.subs = slices.DeleteFunc(c.subs, func(o *subscription) bool { return o == s })
+	s.listener.Release()
 }
 
 func load(ctx context.Context) (int64, error) {

@@ -62,23 +62,39 @@ func run(verb, id string) error {
 		defer release()
 		return printValue(f.Struct())
 	case "watch":
-		l := counterpb.Listener(client.Export(counterpb.Listener_Methods(nil, printer{})))
+		return watch(ctx, conn, counter)
+	default:
+		return fmt.Errorf("unknown command %q: want increment, get or watch", verb)
+	}
+}
+
+// watch prints every change until ctx ends. The subscription lasts while
+// its handle is held; the gadget releasing our listener means it ended (the
+// gadget's instance stopped, say, idle), and then watch subscribes again.
+func watch(ctx context.Context, conn *client.Conn, counter counterpb.Counter) error {
+	for {
+		ended := make(chan struct{})
+		l := counterpb.Listener(client.Export(counterpb.Listener_Methods(nil, printer{}), func() { close(ended) }))
 		f, release := counter.Watch(ctx, func(p counterpb.Counter_watch_Params) error {
 			return p.SetListener(l)
 		})
-		defer release()
-		if err := printValue(f.Struct()); err != nil {
+		err := printValue(f.Struct())
+		if err != nil {
+			release()
 			return err
 		}
 		fmt.Fprintln(os.Stderr, "watching; increment from another terminal, ^C to stop")
 		select {
 		case <-ctx.Done():
+			release()
+			return nil
 		case <-conn.Done():
+			release()
 			return fmt.Errorf("connection closed")
+		case <-ended:
+			release() // drops the handle of the ended subscription
+			fmt.Fprintln(os.Stderr, "the subscription ended; watching again")
 		}
-		return nil
-	default:
-		return fmt.Errorf("unknown command %q: want increment, get or watch", verb)
 	}
 }
 

@@ -261,7 +261,7 @@ func (c Counter_watch) Args() Counter_watch_Params {
 
 // AllocResults allocates the results struct.
 func (c Counter_watch) AllocResults() (Counter_watch_Results, error) {
-	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 1})
 	return Counter_watch_Results(r), err
 }
 
@@ -646,12 +646,12 @@ type Counter_watch_Results capnp.Struct
 const Counter_watch_Results_TypeID = 0xad55667d2ce00f0a
 
 func NewCounter_watch_Results(s *capnp.Segment) (Counter_watch_Results, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
 	return Counter_watch_Results(st), err
 }
 
 func NewRootCounter_watch_Results(s *capnp.Segment) (Counter_watch_Results, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
 	return Counter_watch_Results(st), err
 }
 
@@ -695,12 +695,30 @@ func (s Counter_watch_Results) SetValue(v int64) {
 	capnp.Struct(s).SetUint64(0, uint64(v))
 }
 
+func (s Counter_watch_Results) Handle() Handle {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return Handle(p.Interface().Client())
+}
+
+func (s Counter_watch_Results) HasHandle() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Counter_watch_Results) SetHandle(v Handle) error {
+	if !v.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(capnp.Client(v)))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
 // Counter_watch_Results_List is a list of Counter_watch_Results.
 type Counter_watch_Results_List = capnp.StructList[Counter_watch_Results]
 
 // NewCounter_watch_Results creates a new list of Counter_watch_Results.
 func NewCounter_watch_Results_List(s *capnp.Segment, sz int32) (Counter_watch_Results_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1}, sz)
 	return capnp.StructList[Counter_watch_Results](l), err
 }
 
@@ -710,6 +728,120 @@ type Counter_watch_Results_Future struct{ *capnp.Future }
 func (f Counter_watch_Results_Future) Struct() (Counter_watch_Results, error) {
 	p, err := f.Future.Ptr()
 	return Counter_watch_Results(p.Struct()), err
+}
+func (p Counter_watch_Results_Future) Handle() Handle {
+	return Handle(p.Future.Field(0, nil).Client())
+}
+
+type Handle capnp.Client
+
+// Handle_TypeID is the unique identifier for the type Handle.
+const Handle_TypeID = 0xe6a8824d63caca9e
+
+func (c Handle) WaitStreaming() error {
+	return capnp.Client(c).WaitStreaming()
+}
+
+// String returns a string that identifies this capability for debugging
+// purposes.  Its format should not be depended on: in particular, it
+// should not be used to compare clients.  Use IsSame to compare clients
+// for equality.
+func (c Handle) String() string {
+	return "Handle(" + capnp.Client(c).String() + ")"
+}
+
+// AddRef creates a new Client that refers to the same capability as c.
+// If c is nil or has resolved to null, then AddRef returns nil.
+func (c Handle) AddRef() Handle {
+	return Handle(capnp.Client(c).AddRef())
+}
+
+// Release releases a capability reference.  If this is the last
+// reference to the capability, then the underlying resources associated
+// with the capability will be released.
+//
+// Release will panic if c has already been released, but not if c is
+// nil or resolved to null.
+func (c Handle) Release() {
+	capnp.Client(c).Release()
+}
+
+// Resolve blocks until the capability is fully resolved or the Context
+// expires.
+func (c Handle) Resolve(ctx context.Context) error {
+	return capnp.Client(c).Resolve(ctx)
+}
+
+func (c Handle) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Client(c).EncodeAsPtr(seg)
+}
+
+func (Handle) DecodeFromPtr(p capnp.Ptr) Handle {
+	return Handle(capnp.Client{}.DecodeFromPtr(p))
+}
+
+// IsValid reports whether c is a valid reference to a capability.
+// A reference is invalid if it is nil, has resolved to null, or has
+// been released.
+func (c Handle) IsValid() bool {
+	return capnp.Client(c).IsValid()
+}
+
+// IsSame reports whether c and other refer to a capability created by the
+// same call to NewClient.  This can return false negatives if c or other
+// are not fully resolved: use Resolve if this is an issue.  If either
+// c or other are released, then IsSame panics.
+func (c Handle) IsSame(other Handle) bool {
+	return capnp.Client(c).IsSame(capnp.Client(other))
+}
+
+// Update the flowcontrol.FlowLimiter used to manage flow control for
+// this client. This affects all future calls, but not calls already
+// waiting to send. Passing nil sets the value to flowcontrol.NopLimiter,
+// which is also the default.
+func (c Handle) SetFlowLimiter(lim fc.FlowLimiter) {
+	capnp.Client(c).SetFlowLimiter(lim)
+}
+
+// Get the current flowcontrol.FlowLimiter used to manage flow control
+// for this client.
+func (c Handle) GetFlowLimiter() fc.FlowLimiter {
+	return capnp.Client(c).GetFlowLimiter()
+}
+
+// A Handle_Server is a Handle with a local implementation.
+type Handle_Server interface {
+}
+
+// Handle_NewServer creates a new Server from an implementation of Handle_Server.
+func Handle_NewServer(s Handle_Server) *server.Server {
+	c, _ := s.(server.Shutdowner)
+	return server.New(Handle_Methods(nil, s), s, c)
+}
+
+// Handle_ServerToClient creates a new Client from an implementation of Handle_Server.
+// The caller is responsible for calling Release on the returned Client.
+func Handle_ServerToClient(s Handle_Server) Handle {
+	return Handle(capnp.NewClient(Handle_NewServer(s)))
+}
+
+// Handle_Methods appends Methods to a slice that invoke the methods on s.
+// This can be used to create a more complicated Server.
+func Handle_Methods(methods []server.Method, s Handle_Server) []server.Method {
+	if cap(methods) == 0 {
+		methods = make([]server.Method, 0, 0)
+	}
+
+	return methods
+}
+
+// Handle_List is a list of Handle.
+type Handle_List = capnp.CapList[Handle]
+
+// NewHandle_List creates a new list of Handle.
+func NewHandle_List(s *capnp.Segment, sz int32) (Handle_List, error) {
+	l, err := capnp.NewPointerList(s, sz)
+	return capnp.CapList[Handle](l), err
 }
 
 type Listener capnp.Client
@@ -1010,42 +1142,48 @@ func (f Listener_changed_Results_Future) Struct() (Listener_changed_Results, err
 	return Listener_changed_Results(p.Struct()), err
 }
 
-const schema_f7280933ea552ee6 = "x\xda\xac\x93\xcfk\x13O\x18\xc6\xdfwf\xf6\xbb\xfd" +
-	"\x86&2n\xe8/\x95`\x13QDc\x93B\x91\xd0" +
-	"\x9a\xd8\x82%\"\x98\x89\x04\xf5\xa2\xacqL#\xc9\xb6" +
-	"&\x9b\x8a\x87\"^T\x0cB+\x08\x1eDO\x82\x87" +
-	"\x08\xa2\x87\x82\x7f\x80\xfe\x09\x82^\xbc(\xb4w\xd1K" +
-	"Y\x99M6I\x0d\x8d\x1e\xbc\xed0\xef\xf3y\xdf\xe7" +
-	"yg'.a\x8a\xc5\xfc\x1f\x19\x10q\\\xfb\xcf\xb9" +
-	"0\xffu\xba\xce\x0e\xde\x05\x1e\xa0\xce\xb7hns\xf2" +
-	"\xffC?\x00\xd0\x10\xe4\x9dq\x91\xe8\x00F\x8e\xcc\x1b" +
-	"+\xea\xcbi<\x1b\x08\x86\x03\x1b\xf7A\x0c!\x020" +
-	"\x1d`R\x92\x04\x02\x1ae\x92\x04t\xb6\x1a\xcf}r" +
-	"\xe4\xc4\x83\x1e\xdaC\xf2\xc6x\xec\xd2\xd6\xc8\x07\xc3O" +
-	"\x15\xedXz\xfd\xf3\xf2\xd4\xf5z7\xed;\xd9\xadh" +
-	"[.m\xcf\xdb\xf0\xe1\xa9\x0d\xb6\x0a|\xd8\xbb\xdfG" +
-	"\x13\x08\xccY[\x9dx\x12h\x84\x9f\x02\x1fB\x00\x0d" +
-	"\xd5\x95F\xc7\x94\xd4O\x954t\xf9\xdc\xa9\xb33{" +
-	"_4\x0b\\i\x8c\xfa\x94\xd4\xb7\xeb\xcb\x91\x95k\xb9" +
-	"W\xdd]G\xe9\xb8\x92\xeew\xa5??M\xbf\x0f\xde" +
-	"y\xbd\x0eb\xb8]p\x92\xc6UA\xda-(\xbe|" +
-	"T?\x9f\xb8\xb7\xd9M(\xd2YUp\x83&\xe1\xa8" +
-	"\x93_\xacY\xb6\xacD1o.YK\x893\xc5d" +
-	"\xd5\x96\x96\xacd\x10\x05\xa3\x1a@\xbb\x07z\x169\x9f" +
-	"\x05\xc25\xfdv~\xc1\xb4\x0a\xf2j\x0a3\x88m\x10" +
-	"m\x82\xe6Z\xc7\xa2\x95\xaf\xc8\xb2\xb4\xecH2cV" +
-	"\xccrU0\xca\x00\x18\x02p\xff\x18\x80\x18\xa0(\x82" +
-	"\x04\xe9\x95[\xa8\x01A\x0d\xf0\xf7\x99\xe6\x16C\xeeY" +
-	"\x8d4\xe8\x8e\xe4\xed\x16={\\d\x81\xf0\xb4\x8e\x9d" +
-	"4\xd1[\x19\x9f\x19\x07\xc2c:\x92\xf6*\xd0\x0b\x96" +
-	"\x1f\x88\x03\xe1\xa3\xba\xe3\x8d\x09h\xa7P/H;\x85" +
-	"\xa1\x9b\xa6\x9d_\xe8k\xae \xedHVVk%\x1b" +
-	"\xb7\xf9\x8aw|\x85\x96\xcdRM\xf6X\xa3^\xdc\xcd" +
-	"\xb4\xa3\xad(#\xd9\xa4\x8b\xab\xee\xd4\xd1\x9d)\xa2\x92" +
-	"\xa4\xdb\xa3<\x0d \x06)\x8a\x11\x82N\xa9E\x05\x00" +
-	"\xe4\x9d\xbf\x06\x109\xf4\xf5\xd2\xdc\x10@\xff\xee\xca\xb1" +
-	"^\xb2\xff\x91\xe3L\xa8\xe7Y\xfc\x19\xc6vzd\xcd" +
-	"mT\xe1\xafp\xbf\x02\x00\x00\xff\xff+/#'"
+const schema_f7280933ea552ee6 = "x\xda\x8c\x93\xcfKTQ\x14\xc7\xcf\xb9\xe7\xbd\x9e\x89" +
+	"?\xb8\xbdA\xcd\x82!\x9dH#\x7f\x87\xe0\xa0\xcd\xa0" +
+	"\x94\x19Is\x0d\xa9M\xc4k\xbc\xa91>e\xe6\xa9" +
+	"\xb4\xb00\xe8\x07\xb9\xd1V\x05a\xab@\xc3\xa0\x1f\x0b" +
+	")p\xd1\xa2\x02w-ZT\x9b6\x09\xfa\x0f\xd4&" +
+	"^\xdc7\xf3f\xd4Ik10\x97{\xcf\xe7|\xbf" +
+	"\xdfs^\xe3\x0d\x8cjM\xc5\x0d:0\xd1\xae\xefq" +
+	"/v\xffh\x9f\xd1\x8e\xdc\x01^B\xeeZ}\xffF" +
+	"\xcb\xde\x9a\x9f\x00hN\xb1\xb7\xe6mf\x00\x98\xd3\xac" +
+	"\xdb\\T\xff\xdc\xa5\xf9\x82@u\xc9\xfa=\x10e\x88" +
+	"\x00\x9a\x01\xd02\xc7\xc2\x08h>b\x11@\xf7\xf7\xd2" +
+	"\x93BYq\xe2~\x1e\xed\x0d{e\xbe\xf3h+\xec" +
+	"\xa3\xd9F\x8a\xd6\xd0\xb3\xfcm\xa2\xf5\xda\xccf\xda!" +
+	"\xda\xa7h\xb5\xa4h\x07^W\x1fm]\xd7f\x81\x97" +
+	"\xfb\xf7=\x14F\xd0\xdc\xb9\xd9\xc6\x87%K\xd5\x8f\x81" +
+	"\x97!\x80\x8e\xea\xaa\x89*Ui\x9bW\x1a\xbc|\xfe" +
+	"\xd4\xb9\x8e\x83O\xd3\x0f\xbc\xd2KT\xa8J\x0bK\xbf" +
+	"\x1f\x9b\xba\xda\xff<\xd35]{\x92\xaaTm/M" +
+	"\x02\xba\xbf\xbe\xb6\x7f\x08L\xbfX\x06Q\x9e\xd5\xb5H" +
+	"\xcd\xea\xc1K\x0f>\xbf\xba\x1a\xef\xbd\xb5\xb0\x96\xe7\xf2" +
+	"\x13=3\xbf(o\xe6g2\xd4\x0f\xc0\x1d^x0" +
+	"s!|wc\xb3\xcb\x15\xeaT\xb4\xf7\x14\x81:7" +
+	">:n;2Y\x8fqk\xcc\x1e\x0b\x9f\x1d\x8e\xa4" +
+	"\x1ci\xcbd\x0cQh\xa4\x03d\x05\xa1\x1f\x08\xe7\x9d" +
+	"\xc0\xb8n\xdc\x8c\x0fY\xf6\xa0\x1c\x88b\x0c1\x0b\xa2" +
+	"4\xa8+s\x1c\xb6\xe3I9\"m'\x14\x89YI" +
+	"k$%4\xd2\x004\x04\xe0\xc5\x95\x00\xa2\x80P\x04" +
+	"\x18\xd2\x95\xeb\xa8\x03C\x1dp\xbb\xa6\xae\xd1\xa0wV" +
+	"\x92\x8a<I\xfe&\xa0o\x8f\x8b>`\xbc\xc7\xc0\\" +
+	"\xf6\xe8\x0f\x98wT\x01\xe3M\x06\xb2\xec\xe0\xd0\x1f\x03" +
+	"?\xdc\x0c\x8c\xef7\\_&\xa0\x13EcP:Q" +
+	"\x0cNZN|hWs\x83\xd2\x09\xf5\xc9\xd4x\xc2" +
+	"\xc1-\xbe\x9as\xbe\x82\x13Vb\\\xe6Y#?\xee" +
+	"t\xda\xf5\x99(C}\x11\x0f\x97\xda\xa9\xa3\xa7)\xa4" +
+	"\x92\xa4\xadQ\x9e\x01\x10E\x84\xa2\x82\xa1\x9b\xc8P\x01" +
+	"\x00y\xee\x1b\x03D\x0e\xbbzIO\x08`\xf7\xee\xca" +
+	"\xb1\x91pR\xa2 \xdb\xbeV9\x0e\x11\x8aF\x86\x88" +
+	"\x01\xb5j\xbc.\x0c j\x08\xc5\xf1\xed)D\x86," +
+	"{ !\x91\xe7v\xf9\xef\xda\xf2\xe2\x89\x05\xf3v\xe8" +
+	"\xdfYg\xd6\xe8\xb4U\xaa\xba\xc6\x10c\xa4o\x1e\xaa" +
+	"\xb6\xd3\xc6\xa6G\x9b\x82\xffj\xf7'\x00\x00\xff\xff\xca" +
+	"\xcbI\x1c"
 
 func RegisterSchema(reg *schemas.Registry) {
 	reg.Register(&schemas.Schema{
@@ -1060,6 +1198,7 @@ func RegisterSchema(reg *schemas.Registry) {
 			0xa51c3d4f46535f1f,
 			0xad55667d2ce00f0a,
 			0xb7b08114c63cdaf8,
+			0xe6a8824d63caca9e,
 			0xea873a578b92a869,
 		},
 		Compressed: true,

@@ -74,7 +74,7 @@ func TestTheCounterCountsAndEveryWatcherHearsEachChange(t *testing.T) {
 	c := session(t, ctx)
 
 	heard := make(listener, 10)
-	l := counterpb.Listener(client.Export(counterpb.Listener_Methods(nil, heard)))
+	l := counterpb.Listener(client.Export(counterpb.Listener_Methods(nil, heard), nil))
 	wf, release := c.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(l) })
 	defer release()
 	if res, err := wf.Struct(); err != nil || res.Value() != 0 {

@@ -215,9 +215,9 @@ func runClient(ctx context.Context, addr, token, id string, calls int, watch boo
 	if watch {
 		l := counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, ignore{}), nil, nil))
 		f, release := counter.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(l) })
-		_, err := f.Struct()
-		release()
-		if err != nil {
+		// The answer holds the subscription's handle: keep it while connected.
+		defer release()
+		if _, err := f.Struct(); err != nil {
 			return fmt.Errorf("watch: %w", err)
 		}
 	}

@@ -18,9 +18,23 @@ interface Counter {
   get @1 () -> (value :Int64);
   # The current value.
 
-  watch @2 (listener :Listener) -> (value :Int64);
-  # Registers `listener` for changes made while this instance lives and
-  # returns the current value. A listener whose call fails is dropped.
+  watch @2 (listener :Listener) -> (value :Int64, handle :Handle);
+  # Subscribes `listener` to every later change and returns the current
+  # value. The subscription lasts while you hold `handle`: drop it to
+  # unsubscribe. Your listener being released means the subscription ended:
+  # you dropped the handle, a call to the listener failed, or the instance
+  # that held it stopped (evicted when idle, crashed, the server shut down).
+  # Watch again to go on hearing.
+
+  present @3 () -> (userNames :List(Text));
+  # The names of the users whose sessions are open on this instance, asked
+  # of each session's SessionContext now rather than remembered: a session
+  # whose token was revoked since it opened is left out.
+}
+
+interface Handle {
+  # A subscription, held by the subscriber. It has no methods: dropping it
+  # is the one thing to do with it.
 }
 
 interface Listener {

@@ -76,6 +76,26 @@ func (c Counter) Watch(ctx context.Context, params func(Counter_watch_Params) er
 
 }
 
+func (c Counter) Present(ctx context.Context, params func(Counter_present_Params) error) (Counter_present_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x9e2b9404c4991f3c,
+			MethodID:      3,
+			InterfaceName: "counter.capnp:Counter",
+			MethodName:    "present",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Counter_present_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Counter_present_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Counter) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -154,6 +174,8 @@ type Counter_Server interface {
 	Get(context.Context, Counter_get) error
 
 	Watch(context.Context, Counter_watch) error
+
+	Present(context.Context, Counter_present) error
 }
 
 // Counter_NewServer creates a new Server from an implementation of Counter_Server.
@@ -172,7 +194,7 @@ func Counter_ServerToClient(s Counter_Server) Counter {
 // This can be used to create a more complicated Server.
 func Counter_Methods(methods []server.Method, s Counter_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 3)
+		methods = make([]server.Method, 0, 4)
 	}
 
 	methods = append(methods, server.Method{
@@ -208,6 +230,18 @@ func Counter_Methods(methods []server.Method, s Counter_Server) []server.Method 
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Watch(ctx, Counter_watch{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0x9e2b9404c4991f3c,
+			MethodID:      3,
+			InterfaceName: "counter.capnp:Counter",
+			MethodName:    "present",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Present(ctx, Counter_present{call})
 		},
 	})
 
@@ -261,8 +295,25 @@ func (c Counter_watch) Args() Counter_watch_Params {
 
 // AllocResults allocates the results struct.
 func (c Counter_watch) AllocResults() (Counter_watch_Results, error) {
-	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 1})
 	return Counter_watch_Results(r), err
+}
+
+// Counter_present holds the state for a server call to Counter.present.
+// See server.Call for documentation.
+type Counter_present struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Counter_present) Args() Counter_present_Params {
+	return Counter_present_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Counter_present) AllocResults() (Counter_present_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Counter_present_Results(r), err
 }
 
 // Counter_List is a list of Counter.
@@ -646,12 +697,12 @@ type Counter_watch_Results capnp.Struct
 const Counter_watch_Results_TypeID = 0xebeb241eb321bfce
 
 func NewCounter_watch_Results(s *capnp.Segment) (Counter_watch_Results, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
 	return Counter_watch_Results(st), err
 }
 
 func NewRootCounter_watch_Results(s *capnp.Segment) (Counter_watch_Results, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
 	return Counter_watch_Results(st), err
 }
 
@@ -695,12 +746,30 @@ func (s Counter_watch_Results) SetValue(v int64) {
 	capnp.Struct(s).SetUint64(0, uint64(v))
 }
 
+func (s Counter_watch_Results) Handle() Handle {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return Handle(p.Interface().Client())
+}
+
+func (s Counter_watch_Results) HasHandle() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Counter_watch_Results) SetHandle(v Handle) error {
+	if !v.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(capnp.Client(v)))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
 // Counter_watch_Results_List is a list of Counter_watch_Results.
 type Counter_watch_Results_List = capnp.StructList[Counter_watch_Results]
 
 // NewCounter_watch_Results creates a new list of Counter_watch_Results.
 func NewCounter_watch_Results_List(s *capnp.Segment, sz int32) (Counter_watch_Results_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1}, sz)
 	return capnp.StructList[Counter_watch_Results](l), err
 }
 
@@ -710,6 +779,273 @@ type Counter_watch_Results_Future struct{ *capnp.Future }
 func (f Counter_watch_Results_Future) Struct() (Counter_watch_Results, error) {
 	p, err := f.Future.Ptr()
 	return Counter_watch_Results(p.Struct()), err
+}
+func (p Counter_watch_Results_Future) Handle() Handle {
+	return Handle(p.Future.Field(0, nil).Client())
+}
+
+type Counter_present_Params capnp.Struct
+
+// Counter_present_Params_TypeID is the unique identifier for the type Counter_present_Params.
+const Counter_present_Params_TypeID = 0xd039966406b30c36
+
+func NewCounter_present_Params(s *capnp.Segment) (Counter_present_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Counter_present_Params(st), err
+}
+
+func NewRootCounter_present_Params(s *capnp.Segment) (Counter_present_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Counter_present_Params(st), err
+}
+
+func ReadRootCounter_present_Params(msg *capnp.Message) (Counter_present_Params, error) {
+	root, err := msg.Root()
+	return Counter_present_Params(root.Struct()), err
+}
+
+func (s Counter_present_Params) String() string {
+	str, _ := text.Marshal(0xd039966406b30c36, capnp.Struct(s))
+	return str
+}
+
+func (s Counter_present_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Counter_present_Params) DecodeFromPtr(p capnp.Ptr) Counter_present_Params {
+	return Counter_present_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Counter_present_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Counter_present_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Counter_present_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Counter_present_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Counter_present_Params_List is a list of Counter_present_Params.
+type Counter_present_Params_List = capnp.StructList[Counter_present_Params]
+
+// NewCounter_present_Params creates a new list of Counter_present_Params.
+func NewCounter_present_Params_List(s *capnp.Segment, sz int32) (Counter_present_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Counter_present_Params](l), err
+}
+
+// Counter_present_Params_Future is a wrapper for a Counter_present_Params promised by a client call.
+type Counter_present_Params_Future struct{ *capnp.Future }
+
+func (f Counter_present_Params_Future) Struct() (Counter_present_Params, error) {
+	p, err := f.Future.Ptr()
+	return Counter_present_Params(p.Struct()), err
+}
+
+type Counter_present_Results capnp.Struct
+
+// Counter_present_Results_TypeID is the unique identifier for the type Counter_present_Results.
+const Counter_present_Results_TypeID = 0x804378ddf6fc5362
+
+func NewCounter_present_Results(s *capnp.Segment) (Counter_present_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Counter_present_Results(st), err
+}
+
+func NewRootCounter_present_Results(s *capnp.Segment) (Counter_present_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Counter_present_Results(st), err
+}
+
+func ReadRootCounter_present_Results(msg *capnp.Message) (Counter_present_Results, error) {
+	root, err := msg.Root()
+	return Counter_present_Results(root.Struct()), err
+}
+
+func (s Counter_present_Results) String() string {
+	str, _ := text.Marshal(0x804378ddf6fc5362, capnp.Struct(s))
+	return str
+}
+
+func (s Counter_present_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Counter_present_Results) DecodeFromPtr(p capnp.Ptr) Counter_present_Results {
+	return Counter_present_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Counter_present_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Counter_present_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Counter_present_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Counter_present_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Counter_present_Results) UserNames() (capnp.TextList, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return capnp.TextList(p.List()), err
+}
+
+func (s Counter_present_Results) HasUserNames() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Counter_present_Results) SetUserNames(v capnp.TextList) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewUserNames sets the userNames field to a newly
+// allocated capnp.TextList, preferring placement in s's segment.
+func (s Counter_present_Results) NewUserNames(n int32) (capnp.TextList, error) {
+	l, err := capnp.NewTextList(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return capnp.TextList{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Counter_present_Results_List is a list of Counter_present_Results.
+type Counter_present_Results_List = capnp.StructList[Counter_present_Results]
+
+// NewCounter_present_Results creates a new list of Counter_present_Results.
+func NewCounter_present_Results_List(s *capnp.Segment, sz int32) (Counter_present_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Counter_present_Results](l), err
+}
+
+// Counter_present_Results_Future is a wrapper for a Counter_present_Results promised by a client call.
+type Counter_present_Results_Future struct{ *capnp.Future }
+
+func (f Counter_present_Results_Future) Struct() (Counter_present_Results, error) {
+	p, err := f.Future.Ptr()
+	return Counter_present_Results(p.Struct()), err
+}
+
+type Handle capnp.Client
+
+// Handle_TypeID is the unique identifier for the type Handle.
+const Handle_TypeID = 0x916f40f0a037f11f
+
+func (c Handle) WaitStreaming() error {
+	return capnp.Client(c).WaitStreaming()
+}
+
+// String returns a string that identifies this capability for debugging
+// purposes.  Its format should not be depended on: in particular, it
+// should not be used to compare clients.  Use IsSame to compare clients
+// for equality.
+func (c Handle) String() string {
+	return "Handle(" + capnp.Client(c).String() + ")"
+}
+
+// AddRef creates a new Client that refers to the same capability as c.
+// If c is nil or has resolved to null, then AddRef returns nil.
+func (c Handle) AddRef() Handle {
+	return Handle(capnp.Client(c).AddRef())
+}
+
+// Release releases a capability reference.  If this is the last
+// reference to the capability, then the underlying resources associated
+// with the capability will be released.
+//
+// Release will panic if c has already been released, but not if c is
+// nil or resolved to null.
+func (c Handle) Release() {
+	capnp.Client(c).Release()
+}
+
+// Resolve blocks until the capability is fully resolved or the Context
+// expires.
+func (c Handle) Resolve(ctx context.Context) error {
+	return capnp.Client(c).Resolve(ctx)
+}
+
+func (c Handle) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Client(c).EncodeAsPtr(seg)
+}
+
+func (Handle) DecodeFromPtr(p capnp.Ptr) Handle {
+	return Handle(capnp.Client{}.DecodeFromPtr(p))
+}
+
+// IsValid reports whether c is a valid reference to a capability.
+// A reference is invalid if it is nil, has resolved to null, or has
+// been released.
+func (c Handle) IsValid() bool {
+	return capnp.Client(c).IsValid()
+}
+
+// IsSame reports whether c and other refer to a capability created by the
+// same call to NewClient.  This can return false negatives if c or other
+// are not fully resolved: use Resolve if this is an issue.  If either
+// c or other are released, then IsSame panics.
+func (c Handle) IsSame(other Handle) bool {
+	return capnp.Client(c).IsSame(capnp.Client(other))
+}
+
+// Update the flowcontrol.FlowLimiter used to manage flow control for
+// this client. This affects all future calls, but not calls already
+// waiting to send. Passing nil sets the value to flowcontrol.NopLimiter,
+// which is also the default.
+func (c Handle) SetFlowLimiter(lim fc.FlowLimiter) {
+	capnp.Client(c).SetFlowLimiter(lim)
+}
+
+// Get the current flowcontrol.FlowLimiter used to manage flow control
+// for this client.
+func (c Handle) GetFlowLimiter() fc.FlowLimiter {
+	return capnp.Client(c).GetFlowLimiter()
+}
+
+// A Handle_Server is a Handle with a local implementation.
+type Handle_Server interface {
+}
+
+// Handle_NewServer creates a new Server from an implementation of Handle_Server.
+func Handle_NewServer(s Handle_Server) *server.Server {
+	c, _ := s.(server.Shutdowner)
+	return server.New(Handle_Methods(nil, s), s, c)
+}
+
+// Handle_ServerToClient creates a new Client from an implementation of Handle_Server.
+// The caller is responsible for calling Release on the returned Client.
+func Handle_ServerToClient(s Handle_Server) Handle {
+	return Handle(capnp.NewClient(Handle_NewServer(s)))
+}
+
+// Handle_Methods appends Methods to a slice that invoke the methods on s.
+// This can be used to create a more complicated Server.
+func Handle_Methods(methods []server.Method, s Handle_Server) []server.Method {
+	if cap(methods) == 0 {
+		methods = make([]server.Method, 0, 0)
+	}
+
+	return methods
+}
+
+// Handle_List is a list of Handle.
+type Handle_List = capnp.CapList[Handle]
+
+// NewHandle_List creates a new list of Handle.
+func NewHandle_List(s *capnp.Segment, sz int32) (Handle_List, error) {
+	l, err := capnp.NewPointerList(s, sz)
+	return capnp.CapList[Handle](l), err
 }
 
 type Listener capnp.Client
@@ -1010,53 +1346,68 @@ func (f Listener_changed_Results_Future) Struct() (Listener_changed_Results, err
 	return Listener_changed_Results(p.Struct()), err
 }
 
-const schema_91298a900953755f = "x\xda\xa4\x92\xc1k\x13A\x18\xc5\xdf7\xb3\xdbUi" +
-	"\x95\xe9\x96V\x0b\x1aZRD\xc5\xdaD\x84Z\x95\xc4" +
-	"V-Q\x0f\xd9x\xeaA\xc36.i0]k\xb2" +
-	"[\x11\x14\xf1\xe0\xc5\x93J\x10\xbc\x88\x08^\x14/\x16" +
-	"/^\xaa\xa0\x14\x84\x96z\x90\xfc\x05=H\xce\x8a\x08" +
-	"ae6\xd9$5\x04*\xdev\x987\xef{\xef\xb7" +
-	"\xdf\xd8\x15\x8a+\x91\x9e\xb2\x02f\x8c\xab]\xdeZ:" +
-	"1\xd6\xfb\xe1\xf6c\x88~\x02T\xd2\x80\xa3\x06\x1b$" +
-	"\x90>\xc3b \xefd\xe8\xe9'\xa5t\xe8\x19\xc4N" +
-	"\xee\xa5\xddK\xdb\x1f>8\xf0\x08 \xfd\x0e{\xab\xdf" +
-	"g\x1a\xa0\xdfc+zU~y\xeb+U\xf7\xb2\x98" +
-	"~\x091@\x80\"\xcd6\xd8\x04A\xf1\xbe\x8f\xaf\xee" +
-	"\xbav\xb0\xf4\x1aF?\x05W\xab\xacW\xce\xf9\xe6\xcf" +
-	"\xa9$~\xbey\xfe{v\xb9U\xf0C\xbe%\xbd\xea" +
-	"\x0b\xfa\x7f\x9d9Rz\xd2\xf7\xb1-\xc8^\xfe^\x1f" +
-	"\xe12\xc8\x10\x9f\xd6\x13\xf2\xcb;\xb6q\xf6\xdd\xab\x13" +
-	"_\xd6a\x0c4\xdc\"<*\xdd\x8es\xe9\xb6\xd8\x95" +
-	",_\xd8\x7f\xeek\xad\xb7\x7f?\xc3w\xc8\xa4\x9f\xbb" +
-	"_\xb8\xe9\xa9\xa5rk\x90\xd3|R>M\xf8O\xd7" +
-	"\x96\x87\x96\xf6\x85+\x95VA\x8e\x0fK\xc1\x0d\x1e\xc3" +
-	"a/s\xdd\xb5\x1d\xab0\xca3\xe6\x82\xbd01U" +
-	"?\xde4\x9d\xcc\\8i\x16L>_4\x14\xae\x00" +
-	"\x0a\x01\xa2\xe7<`ts2v3\xf2\xf2\xb9\xa2c" +
-	"\xd9V\x01\x00\x89fg\x10\x09P\xc3\x99\x02\xe7\x90\x7f" +
-	"N\x12\x19\xdd\\\x05\x1a\x14)h!\x8c\x14\x98Hh" +
-	"\xd4\xacL\xc1\xbf\x10\xa7\x86\xc1DD#\xd6X\x03\x0a" +
-	"\xca\x89\x91(\x98\xd8\xa3y9;S\xb0\xe6-\x1b\xe4" +
-	"\xc4I\xcbZN\x9cB~\x938%\x89\xfe\xeez\xb1" +
-	"\x1e\x7f43g\xdaY\xebj8\x15\xb3\x8an\xde)" +
-	"v\x82\x92\xb5\x9cp\xca\x97\xd0&&Q\xc0\xd8\xc6\xc9" +
-	"\xe8c\x14Z4\xf3\xaeE*\x18\xa9\xa0NFAN" +
-	"'\x1c\x93\x887\x13\x1el\xba\xf1\xd9[mV\x14\x84" +
-	"\x8f\xd5\xd2K\x9e\x8a\xcf3\xd8#\x0a6[\x88I0" +
-	"\xa1jw\xeb\x05\xb7F!\x19j\x8b\xf4\xcf\x05%\xa9" +
-	"Z3\xa0\xa1Q:A\xa81-\xe2\xbfF\xd66V" +
-	"Ziygk\xe9\xff\x04\x00\x00\xff\xff\xfcN1c"
+const schema_91298a900953755f = "x\xda\xa4\x94_H\x14{\x14\xc7\xcf\xf9\xfdf\x1c\xef" +
+	"e\xd5\xfbs\xfcs\xafp\xef\xa2\xec%5\xd6\xfc\xd3" +
+	"?-\xd8\xc5\xd5\xcc\x8a\x98Y\x9fE\xc6\xf5\x87J\xeb" +
+	"h\xbb\xb3Z\x10\xd8sO\x19\"\xf4\x12\x16\xf4\x90\xd1" +
+	"K\xd2CAXPDA\xa2\x0f\xe1\x93\xf4\xd4CH" +
+	"\x90\x0fJE2\xf1\x9b\xd9\xd9]]\x97\x88\x1e\x16v" +
+	"\x98s\xbe\xdfs>\xe7\x9ci~\x8aa\xa9\xa5\xe4\xbd" +
+	"\x0cD\xef\x92\x8b\xec\xc1\xbe\xef\xdb\xeb\x97\"W\x81U" +
+	"!\x80\x8c\x0a@\xdb;\xd2\x8a\x80\xea:\x09\x01\xda\xfe" +
+	"\xcdc\xf3\x9f\xc3\xe33\xc0J\xa9=\x90\xea\xfb\xe3\xfa" +
+	"\xb5\x86\x19\x00T\x19]P\xff\xa1\x0a\x80ZI\x15\xf1" +
+	"\x03\xb0\x97\x07z\x9b\xcb\x9f]\xb9\x91\xab\xb6Cj\x84" +
+	"\x9aL\x85\xdaI\xff\xcd\x17\xd2\xec\xc1[yj\x0d\xf4" +
+	"\xa1\xda\"4\xda\x82TAu\xd5\x91[y\xb5\x93\xea" +
+	"g=w\x81U#\x80$\xde>\xa6\x1d\x08\x92\xfd\xf1" +
+	"\xf8\xdb\xb2\x0b\x8d\xb3\xf7A\xafB\xef\xd5mZ.\x8c" +
+	"\xee9F\x1b\xbd\xdb\x0f\xe6\xbf\x0d.\xe5\x06\xbc\x16\xb9" +
+	"B[\x04T}\xe9:4;W\xf1<\xaf\x92M\xfa" +
+	"D\xfd\xea\xf4\xb5E{\xd4\x7fE\xa6}\xd4\xb7X4" +
+	"4\xd7\xbe\xe2\xf6\xe5\x88\xc9R\xa3(\xe4\xc8\x87\xeeG" +
+	"\x0b'\xde\xac\x80^\x9d\xf1\xf9D\x1d~[\x8e\xcfd" +
+	"\x91\xb6v\xf6\xc0\xa9\xd5\x9c\xd4J\xe9O\x91\xfa\xd2w" +
+	"'5\x10Y\\\xcb-q\x87v:\xb0$\x91\xba\xbc" +
+	"T\xbb\xf8_`c#\x1d\xe0\xe2\xfc_\xaa\x13\x11A" +
+	"i\x0a\x82vl<eZ<\xd1Dc\xc6\x849\xd1" +
+	"\x11I?N$x\x92\x9bV \xca\xfd\xc9T\xdcJ" +
+	"\xea\x12\x95\x00$\x04`%Q\x00\xddGQ\xaf'h" +
+	"\xa7\x92<q\xde\x18\xe3\x80I,\x05\xd4(\xa2\x0f\x88" +
+	"\xf8\x9bQFW\xf9\xb4Qf\x0e\xc5\xb9\x86\xa8QY" +
+	"C,\xe4<eX\xb1\x91\x80f$\x0c:\xb6\xcb\xf6" +
+	"L\xda\xf6o\x82v|4iq\x93'\x00\x00Yv" +
+	"\x10\x80\xc8\xf2\x9d#\xe3~\xe7YC\xd4\xff\xa22@" +
+	"f\xb4\xe8\x01d\x17\xa3@\xd8\xa8\x82Y\xda\xe8-\x08" +
+	"\xeb\xaf\x03\xc2t\x05If9\xd1\xe3\xca\xba[\x81\xb0" +
+	"v\x05if\xc0\xe8\xdd\x03\x0bv\x02a\xb5\x8a=j" +
+	"\xc6\x12|\x8c\x9b\x80V\x18\x95an\x85\xd1\xeft\x19" +
+	"\xc6\xe94\xe70\xeeC\xe4\\\xba\xc9\xa6\xd8\x88a\x0e" +
+	"\xf3\xa1@4\xc4\x9da\x14B7\xcc\xc5\xc0D\x08\xee" +
+	"\"\xd7\x0a\xa0\x17S\xd4+\x08\xfa'\x8dx\x8a\xa3\x0c" +
+	"\x04e(8\x03\xafb+\x10\x12\x83\xd8=\x87\x9a\xac" +
+	"\x1a\x1d\xbc\x9c'\x85^\xf1!\xb7zA]r\xa8{" +
+	"\x8b\x8e\xdeQ2&\x08\xc9\xcat\xba\xc1})\xec\xdd" +
+	"H\xcd(\x13\x15\xfd\x14\x96\xe6\xcf\xab\xfc\x979\x08\xa0" +
+	".\x00\x80L\x8cT\x88\x95\x8b>\x09\xbfe\xe9\xae\xbf" +
+	"\x90R\xc4\xd9\x15g\xa4\x1a\x84T\x80\xa2\xdeL\x10\xb1" +
+	"B\x9c3\x0bv\x00\xe8\xf5\x14\xf5\xc3{\xe5C#\x86" +
+	"\xb86d\xd9\xaf\xaf{\x1c?\x02\x00\x00\xff\xffp;" +
+	"\x92Z"
 
 func RegisterSchema(reg *schemas.Registry) {
 	reg.Register(&schemas.Schema{
 		String: schema_91298a900953755f,
 		Nodes: []uint64{
+			0x804378ddf6fc5362,
+			0x916f40f0a037f11f,
 			0x927cc01230495fce,
 			0x9e2b9404c4991f3c,
 			0xa547115d75fdc7d0,
 			0xab942a6b0fcd38e9,
 			0xbf62faa0adf649eb,
 			0xc11496942f44f816,
+			0xd039966406b30c36,
 			0xd0ca3baab545e535,
 			0xd146274bd7500676,
 			0xd7b3435f75a20cc5,

@@ -2,6 +2,7 @@ package plaincounter
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"capnproto.org/go/capnp/v3"
@@ -90,9 +91,33 @@ func (c *Counter) Watch(ctx context.Context, call counterpb.Counter_watch) error
 	if err != nil {
 		return err
 	}
+	h := &handle{c: c, listener: l.AddRef()}
 	c.mu.Lock()
-	c.listeners = append(c.listeners, l.AddRef())
+	c.listeners = append(c.listeners, h.listener)
 	res.SetValue(c.value)
 	c.mu.Unlock()
-	return nil
+	return res.SetHandle(counterpb.Handle_ServerToClient(h))
+}
+
+// Present has no answer outside gadgetd: there are no sessions here.
+func (c *Counter) Present(context.Context, counterpb.Counter_present) error {
+	return capnp.Unimplemented("plaincounter runs outside gadgetd: it has no sessions")
+}
+
+// handle is a watch's subscription; dropping it unsubscribes.
+type handle struct {
+	c        *Counter
+	listener counterpb.Listener
+}
+
+func (h *handle) Shutdown() {
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	for i, l := range h.c.listeners {
+		if l == h.listener {
+			h.c.listeners = slices.Delete(h.c.listeners, i, i+1)
+			l.Release()
+			return
+		}
+	}
 }
