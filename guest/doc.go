@@ -46,13 +46,33 @@
 //	func init() { guest.Serve(app{}) }
 //	func main() {}
 //
-// # Callers
+// # Callers and the session context
 //
-// Open's argument says who is opening the session (schema.Caller). gadgetd
-// fills it in from the authenticated connection, so the guest can trust it:
-// userId is a pseudonym, stable for one user in this gadget and different in
-// every other gadget, so key a user's data by it; userName is for display;
-// role is viewer, editor or owner.
+// Open's arguments say who is opening the session (call.Args().Caller(), a
+// schema.Caller). gadgetd fills it in from the authenticated connection, so
+// the guest can trust it: userId is a pseudonym, stable for one user in this
+// gadget and different in every other gadget, so key a user's data by it;
+// userName is for display; role is viewer, editor or owner.
+//
+// They also lend the session's context (call.Args().Context(), a
+// schema.SessionContext), the platform's side of this one session. Its
+// Caller method answers the same Caller, checked now: once the user's token
+// is revoked or expires, or the gadget is removed, it fails with a
+// disconnected exception. A session that lives long, or work done later on
+// a user's behalf, asks it before trusting the caller again. To keep it,
+// take a reference (Context().AddRef()) and release it in the session's
+// Shutdown, which runs when the client lets go of the session. Like a call
+// to a client's capability, a call to it commits the storage writes made so
+// far (docs/ABI.md §11). guesttest lends one that answers the test's Caller.
+//
+// # Subscriptions
+//
+// A method that registers a client's listener (watch, say) returns a handle,
+// a capability the subscriber holds: its server's Shutdown, which runs when
+// the client drops it, unsubscribes and releases the listener. The client
+// sees its listener released whenever the subscription ends, including when
+// the instance stops and the host releases what it held. examples/counter
+// shows both sides.
 //
 // # Storage
 //
