@@ -141,13 +141,15 @@ func TestAStoppedInstanceReleasesItsListenersAndReopenedSessionsKeepTheirContext
 	h := start(t, t.TempDir(), server.WithWasmOptions(wasmhost.WithIdleTimeout(50*time.Millisecond)))
 	laptop := h.login(t, h.token("alice"))
 	g, id := create(t, laptop, "counter")
-	watcher := session(t, g)
+	// other is open (present answered) before the watch is made, so the
+	// instance that holds the watch is other's or a later one: once the
+	// watch ends, other's instance has stopped too. (The 50 ms idle timeout
+	// may also stop an instance in between; that changes nothing below.)
 	other := openByID(t, laptop, id)
-
-	_, heard, released := watchUntilReleased(t, watcher) // the handle is held until the test ends
-	if got := present(t, other); !slices.Equal(got, []string{"alice", "alice"}) {
-		t.Fatalf("present with two sessions open: %q, want alice twice", got)
+	if got := present(t, other); !slices.Contains(got, "alice") {
+		t.Fatalf("present: %q, want alice among them", got)
 	}
+	_, heard, released := watchUntilReleased(t, session(t, g)) // the handle is held until the test ends
 	awaitClosed(t, released, "the watcher's listener is released when the idle instance is evicted")
 
 	// A fresh instance: only the session called is reopened, and its
