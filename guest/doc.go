@@ -57,8 +57,7 @@
 // They also lend the session's context (call.Args().Context(), a
 // schema.SessionContext), the platform's side of this one session. Its
 // Caller method answers the same Caller, checked now: once the user's token
-// is revoked or expires, or the gadget is removed, it fails with a
-// disconnected exception. A session that lives long, or work done later on
+// is revoked or expires, it fails with a disconnected exception. A session that lives long, or work done later on
 // a user's behalf, asks it before trusting the caller again. To keep it,
 // take a reference (Context().AddRef()) and release it in the session's
 // Shutdown, which runs when the client lets go of the session. Like a call

@@ -63,16 +63,17 @@ interface SessionContext {
   # The platform's side of one session, lent to the guest by Guest.open
   # (Sandstorm's SessionContext is the model). It is guarded like the
   # session itself: once the token the session was opened with is revoked
-  # or expires, or the gadget is removed, every call fails with a
-  # disconnected exception, and so does every call after the client has
-  # dropped the session. Bindings, approvals and sharing will add methods.
+  # or expires, every call fails with a disconnected exception. The host
+  # lets go of its references when the session is released; release yours
+  # then too. Bindings, approvals and sharing will add methods.
 
   caller @0 () -> (caller :Caller);
   # Who the session belongs to, checked now rather than remembered from
   # open: the same Caller open received while the session's credential is
-  # valid and the caller may still use the gadget; disconnected once that
-  # is no longer so. A guest that keeps a long-lived session (or acts on a
-  # user's behalf later) asks before it trusts the caller again.
+  # valid and the caller may still use the gadget; an error once that is no
+  # longer so (disconnected for a revoked or expired token). A guest that
+  # keeps a long-lived session (or acts on a user's behalf later) asks
+  # before it trusts the caller again.
 }
 
 interface Host {
