@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -154,13 +153,12 @@ func buildCXXClient(t *testing.T, root, tmp string) string {
 	}
 
 	// The schema files import "/go.capnp" for their Go annotations, which
-	// lives in go-capnp's std directory.
-	var mod struct{ Dir, Error string }
-	out := run(t, buildTimeout, root, "go", "mod", "download", "-json", goCapnpModule)
-	if err := json.Unmarshal([]byte(out), &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download -json %s: cannot find the module directory (%v %s):\n%s", goCapnpModule, err, mod.Error, out)
+	// lives in go-capnp's std directory. go list honours go.mod's replace.
+	dir := strings.TrimSpace(run(t, buildTimeout, root, "go", "list", "-m", "-f", "{{.Dir}}", goCapnpModule))
+	if dir == "" {
+		t.Fatalf("go list -m %s: the module has no directory; run go mod download", goCapnpModule)
 	}
-	std := filepath.Join(mod.Dir, "std")
+	std := filepath.Join(dir, "std")
 
 	schemas, err := filepath.Glob(filepath.Join(root, "schema", "*.capnp"))
 	if err != nil || len(schemas) == 0 {
