@@ -52,6 +52,7 @@ package rpcguard
 // not read cannot wedge the send goroutine).
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -203,76 +204,30 @@ func DefaultLimits() Limits {
 // withDefaults fills every zero field from DefaultLimits.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MaxMessageSize == 0 {
-		l.MaxMessageSize = d.MaxMessageSize
-	}
-	if l.MaxCapTable == 0 {
-		l.MaxCapTable = d.MaxCapTable
-	}
-	if l.MaxPipelineOps == 0 {
-		l.MaxPipelineOps = d.MaxPipelineOps
-	}
-	if l.MaxInFlight == 0 {
-		l.MaxInFlight = d.MaxInFlight
-	}
-	if l.MaxInFlightBytes == 0 {
-		l.MaxInFlightBytes = max(d.MaxInFlightBytes, l.MaxMessageSize)
-	}
-	if l.MaxOpenAnswers == 0 {
-		l.MaxOpenAnswers = d.MaxOpenAnswers
-	}
-	if l.MaxExports == 0 {
-		l.MaxExports = d.MaxExports
-	}
-	if l.IdleTimeout == 0 {
-		l.IdleTimeout = d.IdleTimeout
-	}
-	if l.MessageTimeout == 0 {
-		l.MessageTimeout = d.MessageTimeout
-	}
-	if l.WriteTimeout == 0 {
-		l.WriteTimeout = d.WriteTimeout
-	}
-	if l.MaxReceiving == 0 {
-		l.MaxReceiving = max(d.MaxReceiving, 2*l.MaxMessageSize)
-	}
-	if l.MaxUserInFlight == 0 {
-		l.MaxUserInFlight = d.MaxUserInFlight
-	}
-	if l.MaxUserInFlightBytes == 0 {
-		l.MaxUserInFlightBytes = max(d.MaxUserInFlightBytes, l.MaxMessageSize)
-	}
-	if l.MaxServerInFlight == 0 {
-		l.MaxServerInFlight = d.MaxServerInFlight
-	}
-	if l.MaxServerInFlightBytes == 0 {
-		l.MaxServerInFlightBytes = max(d.MaxServerInFlightBytes, l.MaxMessageSize)
-	}
+	l.MaxMessageSize = cmp.Or(l.MaxMessageSize, d.MaxMessageSize)
+	l.MaxCapTable = cmp.Or(l.MaxCapTable, d.MaxCapTable)
+	l.MaxPipelineOps = cmp.Or(l.MaxPipelineOps, d.MaxPipelineOps)
+	l.MaxInFlight = cmp.Or(l.MaxInFlight, d.MaxInFlight)
+	l.MaxInFlightBytes = cmp.Or(l.MaxInFlightBytes, max(d.MaxInFlightBytes, l.MaxMessageSize))
+	l.MaxOpenAnswers = cmp.Or(l.MaxOpenAnswers, d.MaxOpenAnswers)
+	l.MaxExports = cmp.Or(l.MaxExports, d.MaxExports)
+	l.IdleTimeout = cmp.Or(l.IdleTimeout, d.IdleTimeout)
+	l.MessageTimeout = cmp.Or(l.MessageTimeout, d.MessageTimeout)
+	l.WriteTimeout = cmp.Or(l.WriteTimeout, d.WriteTimeout)
+	l.MaxReceiving = cmp.Or(l.MaxReceiving, max(d.MaxReceiving, 2*l.MaxMessageSize))
+	l.MaxUserInFlight = cmp.Or(l.MaxUserInFlight, d.MaxUserInFlight)
+	l.MaxUserInFlightBytes = cmp.Or(l.MaxUserInFlightBytes, max(d.MaxUserInFlightBytes, l.MaxMessageSize))
+	l.MaxServerInFlight = cmp.Or(l.MaxServerInFlight, d.MaxServerInFlight)
+	l.MaxServerInFlightBytes = cmp.Or(l.MaxServerInFlightBytes, max(d.MaxServerInFlightBytes, l.MaxMessageSize))
 	u, du := &l.Unauthenticated, d.Unauthenticated
-	if u.MaxMessageSize == 0 {
-		u.MaxMessageSize = min(du.MaxMessageSize, l.MaxMessageSize)
-	}
-	if u.MaxInFlight == 0 {
-		u.MaxInFlight = min(du.MaxInFlight, l.MaxInFlight)
-	}
-	if u.MaxInFlightBytes == 0 {
-		u.MaxInFlightBytes = min(max(du.MaxInFlightBytes, u.MaxMessageSize), l.MaxInFlightBytes)
-	}
-	if u.IdleTimeout == 0 {
-		u.IdleTimeout = min(du.IdleTimeout, l.IdleTimeout)
-	}
-	if u.LoginTimeout == 0 {
-		u.LoginTimeout = du.LoginTimeout
-	}
-	if u.MaxPerAddress == 0 {
-		u.MaxPerAddress = du.MaxPerAddress
-	}
-	if u.LogRate == 0 {
-		u.LogRate = du.LogRate
-	}
-	if u.LogBurst == 0 {
-		u.LogBurst = du.LogBurst
-	}
+	u.MaxMessageSize = cmp.Or(u.MaxMessageSize, min(du.MaxMessageSize, l.MaxMessageSize))
+	u.MaxInFlight = cmp.Or(u.MaxInFlight, min(du.MaxInFlight, l.MaxInFlight))
+	u.MaxInFlightBytes = cmp.Or(u.MaxInFlightBytes, min(max(du.MaxInFlightBytes, u.MaxMessageSize), l.MaxInFlightBytes))
+	u.IdleTimeout = cmp.Or(u.IdleTimeout, min(du.IdleTimeout, l.IdleTimeout))
+	u.LoginTimeout = cmp.Or(u.LoginTimeout, du.LoginTimeout)
+	u.MaxPerAddress = cmp.Or(u.MaxPerAddress, du.MaxPerAddress)
+	u.LogRate = cmp.Or(u.LogRate, du.LogRate)
+	u.LogBurst = cmp.Or(u.LogBurst, du.LogBurst)
 	return l
 }
 
