@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"github.com/gadgetd/gadgetd/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/storage"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
 // Defaults for the limits a Server enforces. Each has an Option.
 const (
-	DefaultMaxKeySize     = 512
-	DefaultMaxValueSize   = 1 << 20
-	DefaultMaxStorageSize = 64 << 20
+	DefaultMaxKeySize     = storage.DefaultMaxKeyBytes
+	DefaultMaxValueSize   = storage.DefaultMaxValueBytes
+	DefaultMaxStorageSize = storage.DefaultMaxTotalBytes
 	DefaultLogLines       = 1000
 	DefaultLogLineSize    = 4 << 10
 	DefaultMaxWasmSize    = 24 << 20
@@ -238,9 +239,9 @@ func positiveOr[T int | int64 | uint64 | time.Duration](v, def T) T {
 const (
 	DefaultMaxGadgetsPerUser           = 100
 	DefaultMaxBlueprintVersionsPerUser = 100
-	DefaultMaxCallWrites               = 100_000
-	DefaultMaxCallBytes                = 64 << 20
-	DefaultMaxListBytes                = 4 << 20
+	DefaultMaxCallWrites               = storage.DefaultMaxCallWrites
+	DefaultMaxCallBytes                = storage.DefaultMaxCallBytes
+	DefaultMaxListBytes                = storage.DefaultMaxListBytes
 	DefaultLogRate                     = 20.0
 	DefaultLogBurst                    = 200
 	DefaultLogBytes                    = 256 << 10
