@@ -60,9 +60,11 @@ interface Workspace {
   # caller becomes its owner. `name` is a label for humans; empty means the
   # blueprint's name.
 
-  gadgets @3 () -> (gadgets :List(GadgetInfo));
-  # The gadgets this user can reach, oldest first. To call one, open it by
-  # its id (pipelined, it costs no extra round trip).
+  gadgets @3 () -> (gadgets :List(ListedGadget));
+  # The gadgets this user can reach, oldest first, each with its Gadget
+  # capability: the listing is the authority, no id needs looking up again.
+  # Release what you do not keep: each counts against your connection's
+  # bound on capabilities held.
 
   open @4 (id :Text) -> (gadget :Gadget);
   # The gadget with this id, attenuated to the caller's role.
@@ -159,6 +161,16 @@ interface Gadget {
   # with "removing gadget ... needs the owner role". A call the gadget is
   # running fails. Every outstanding capability to it, and every session
   # opened from it, fails from then on.
+}
+
+struct ListedGadget {
+  # One entry of Workspace.gadgets().
+
+  gadget @0 :Gadget;
+  # The gadget, at the role this user has, obtained with the same token as
+  # the workspace: revoking the token cuts it off, as it does the workspace.
+
+  info @1 :GadgetInfo;
 }
 
 struct GadgetInfo {

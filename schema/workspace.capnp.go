@@ -1747,25 +1747,25 @@ func (s Workspace_gadgets_Results) Message() *capnp.Message {
 func (s Workspace_gadgets_Results) Segment() *capnp.Segment {
 	return capnp.Struct(s).Segment()
 }
-func (s Workspace_gadgets_Results) Gadgets() (GadgetInfo_List, error) {
+func (s Workspace_gadgets_Results) Gadgets() (ListedGadget_List, error) {
 	p, err := capnp.Struct(s).Ptr(0)
-	return GadgetInfo_List(p.List()), err
+	return ListedGadget_List(p.List()), err
 }
 
 func (s Workspace_gadgets_Results) HasGadgets() bool {
 	return capnp.Struct(s).HasPtr(0)
 }
 
-func (s Workspace_gadgets_Results) SetGadgets(v GadgetInfo_List) error {
+func (s Workspace_gadgets_Results) SetGadgets(v ListedGadget_List) error {
 	return capnp.Struct(s).SetPtr(0, v.ToPtr())
 }
 
 // NewGadgets sets the gadgets field to a newly
-// allocated GadgetInfo_List, preferring placement in s's segment.
-func (s Workspace_gadgets_Results) NewGadgets(n int32) (GadgetInfo_List, error) {
-	l, err := NewGadgetInfo_List(capnp.Struct(s).Segment(), n)
+// allocated ListedGadget_List, preferring placement in s's segment.
+func (s Workspace_gadgets_Results) NewGadgets(n int32) (ListedGadget_List, error) {
+	l, err := NewListedGadget_List(capnp.Struct(s).Segment(), n)
 	if err != nil {
-		return GadgetInfo_List{}, err
+		return ListedGadget_List{}, err
 	}
 	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
 	return l, err
@@ -4632,6 +4632,119 @@ type Gadget_remove_Results_Future struct{ *capnp.Future }
 func (f Gadget_remove_Results_Future) Struct() (Gadget_remove_Results, error) {
 	p, err := f.Future.Ptr()
 	return Gadget_remove_Results(p.Struct()), err
+}
+
+type ListedGadget capnp.Struct
+
+// ListedGadget_TypeID is the unique identifier for the type ListedGadget.
+const ListedGadget_TypeID = 0xaeb8bb7ee3b5526d
+
+func NewListedGadget(s *capnp.Segment) (ListedGadget, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2})
+	return ListedGadget(st), err
+}
+
+func NewRootListedGadget(s *capnp.Segment) (ListedGadget, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2})
+	return ListedGadget(st), err
+}
+
+func ReadRootListedGadget(msg *capnp.Message) (ListedGadget, error) {
+	root, err := msg.Root()
+	return ListedGadget(root.Struct()), err
+}
+
+func (s ListedGadget) String() string {
+	str, _ := text.Marshal(0xaeb8bb7ee3b5526d, capnp.Struct(s))
+	return str
+}
+
+func (s ListedGadget) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (ListedGadget) DecodeFromPtr(p capnp.Ptr) ListedGadget {
+	return ListedGadget(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s ListedGadget) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s ListedGadget) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s ListedGadget) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s ListedGadget) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s ListedGadget) Gadget() Gadget {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return Gadget(p.Interface().Client())
+}
+
+func (s ListedGadget) HasGadget() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s ListedGadget) SetGadget(v Gadget) error {
+	if !v.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(capnp.Client(v)))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+func (s ListedGadget) Info() (GadgetInfo, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return GadgetInfo(p.Struct()), err
+}
+
+func (s ListedGadget) HasInfo() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s ListedGadget) SetInfo(v GadgetInfo) error {
+	return capnp.Struct(s).SetPtr(1, capnp.Struct(v).ToPtr())
+}
+
+// NewInfo sets the info field to a newly
+// allocated GadgetInfo struct, preferring placement in s's segment.
+func (s ListedGadget) NewInfo() (GadgetInfo, error) {
+	ss, err := NewGadgetInfo(capnp.Struct(s).Segment())
+	if err != nil {
+		return GadgetInfo{}, err
+	}
+	err = capnp.Struct(s).SetPtr(1, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+// ListedGadget_List is a list of ListedGadget.
+type ListedGadget_List = capnp.StructList[ListedGadget]
+
+// NewListedGadget creates a new list of ListedGadget.
+func NewListedGadget_List(s *capnp.Segment, sz int32) (ListedGadget_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2}, sz)
+	return capnp.StructList[ListedGadget](l), err
+}
+
+// ListedGadget_Future is a wrapper for a ListedGadget promised by a client call.
+type ListedGadget_Future struct{ *capnp.Future }
+
+func (f ListedGadget_Future) Struct() (ListedGadget, error) {
+	p, err := f.Future.Ptr()
+	return ListedGadget(p.Struct()), err
+}
+func (p ListedGadget_Future) Gadget() Gadget {
+	return Gadget(p.Future.Field(0, nil).Client())
+}
+
+func (p ListedGadget_Future) Info() GadgetInfo_Future {
+	return GadgetInfo_Future{Future: p.Future.Field(1, nil)}
 }
 
 type GadgetInfo capnp.Struct

@@ -330,7 +330,8 @@ func gadgetIDs(ctx context.Context, ws schema.Workspace) ([]string, error) {
 	list, _ := res.Gadgets()
 	ids := make([]string, list.Len())
 	for i := range ids {
-		ids[i], _ = list.At(i).Id()
+		info, _ := list.At(i).Info()
+		ids[i], _ = info.Id()
 	}
 	return ids, nil
 }

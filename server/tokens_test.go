@@ -129,7 +129,15 @@ func TestLiveCapabilitiesOfARevokedTokenFailTheirNextCall(t *testing.T) {
 	openF, release := victim.Open(ctx, func(p schema.Workspace_open_Params) error { return p.SetId(id) })
 	defer release()
 	opened := openF.Gadget()
-	for _, g := range []schema.Gadget{created, opened} {
+	lf, releaseList := victim.Gadgets(ctx, nil)
+	defer releaseList()
+	lres, err := lf.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	llist, _ := lres.Gadgets()
+	listed := llist.At(0).Gadget()
+	for _, g := range []schema.Gadget{created, opened, listed} {
 		f, release := g.Info(ctx, nil)
 		if _, err := f.Struct(); err != nil {
 			t.Fatalf("gadget info before revocation: %v", err)
@@ -153,7 +161,7 @@ func TestLiveCapabilitiesOfARevokedTokenFailTheirNextCall(t *testing.T) {
 	if err := workspaceWorks(t, victim); reason(err) != want {
 		t.Fatalf("workspace call after revocation: %v, want %q", err, want)
 	}
-	for name, g := range map[string]schema.Gadget{"created": created, "opened": opened} {
+	for name, g := range map[string]schema.Gadget{"created": created, "opened": opened, "listed": listed} {
 		f, release := g.Info(ctx, nil)
 		if _, err := f.Struct(); reason(err) != want {
 			t.Fatalf("%s gadget's info after revocation: %v, want %q", name, err, want)

@@ -126,7 +126,15 @@ func (w *workspace) Gadgets(ctx context.Context, call schema.Workspace_gadgets) 
 		return err
 	}
 	for i, g := range gadgets {
-		if err := fillGadgetInfo(list.At(i), g, w.user.Name, schema.Role_owner); err != nil {
+		entry := list.At(i)
+		info, err := entry.NewInfo()
+		if err != nil {
+			return err
+		}
+		if err := fillGadgetInfo(info, g, w.user.Name, schema.Role_owner); err != nil {
+			return err
+		}
+		if err := entry.SetGadget(w.gadgetCap(g.ID, schema.Role_owner)); err != nil {
 			return err
 		}
 	}

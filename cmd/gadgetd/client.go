@@ -72,7 +72,10 @@ func listGadgets(ctx context.Context, ws schema.Workspace, _ []string, stdout io
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tBLUEPRINT\tCREATED")
 	for i := 0; i < list.Len(); i++ {
-		g := list.At(i)
+		g, err := list.At(i).Info()
+		if err != nil {
+			return err
+		}
 		id, _ := g.Id()
 		name, _ := g.Name()
 		bp, _ := g.Blueprint()
