@@ -21,14 +21,14 @@ type BlueprintInfo struct {
 	Builtin                    bool
 }
 
-func infoOf(bp store.Blueprint) BlueprintInfo {
+func infoOf(bp store.BlueprintRecord) BlueprintInfo {
 	return BlueprintInfo{
 		Name: bp.Name, Version: bp.Version, Description: bp.Description,
 		SessionInterface: bp.SessionInterface, Builtin: bp.Owner == "",
 	}
 }
 
-func fillBlueprintInfo(dst schema.BlueprintInfo, bp store.Blueprint) error {
+func fillBlueprintInfo(dst schema.BlueprintInfo, bp store.BlueprintRecord) error {
 	dst.SetSessionInterface(bp.SessionInterface)
 	dst.SetBuiltin(bp.Owner == "")
 	if err := dst.SetName(bp.Name); err != nil {
@@ -55,7 +55,7 @@ func compileOptions(owner string) []wasmhost.CompileOption {
 // edited examples on restart; gadgets already running keep the old code until
 // the server restarts.
 func (s *Server) InstallBuiltin(ctx context.Context, b *blueprint.Bundle) (BlueprintInfo, error) {
-	bp := store.Blueprint{
+	bp := store.BlueprintRecord{
 		Name: b.Name, Version: b.Version, Description: b.Description,
 		SessionInterface: b.SessionInterface, Wasm: b.Wasm, UI: b.UIHTML,
 		SchemaSource: b.SchemaSource, SchemaNodes: b.SchemaNodes,
@@ -69,8 +69,8 @@ func (s *Server) InstallBuiltin(ctx context.Context, b *blueprint.Bundle) (Bluep
 
 // bundleFromCapnp copies an installBlueprint parameter, checking sizes before
 // anything large is copied.
-func (s *Server) bundleFromCapnp(in schema.Blueprint, owner string) (store.Blueprint, error) {
-	var bp store.Blueprint
+func (s *Server) bundleFromCapnp(in schema.Blueprint, owner string) (store.BlueprintRecord, error) {
+	var bp store.BlueprintRecord
 	text := func(name string, get func() (string, error), max int) (string, error) {
 		v, err := get()
 		if err != nil {
@@ -120,7 +120,7 @@ func (s *Server) bundleFromCapnp(in schema.Blueprint, owner string) (store.Bluep
 
 // install validates bp and stores it; the compiled module is kept for the
 // gadgets that will use it.
-func (s *Server) install(ctx context.Context, bp store.Blueprint, replace bool) (store.Blueprint, error) {
+func (s *Server) install(ctx context.Context, bp store.BlueprintRecord, replace bool) (store.BlueprintRecord, error) {
 	if err := blueprint.CheckName(bp.Name); err != nil {
 		return bp, err
 	}

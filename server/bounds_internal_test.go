@@ -42,7 +42,7 @@ func TestLogRingIsBoundedByBytes(t *testing.T) {
 func hostileGadgets(t *testing.T, s *Server) {
 	t.Helper()
 	for _, version := range []string{"1", "2"} {
-		hostile := store.Blueprint{
+		hostile := store.BlueprintRecord{
 			Name: "hostile", Version: version, SessionInterface: schema.Storage_TypeID,
 			Wasm:        blueprinttest.Wasm(t, "wasmhost/internal/testguests/hostile"),
 			SchemaNodes: blueprinttest.Schema(t, "schema", "gadget.capnp"),
@@ -208,7 +208,7 @@ func newGadgetOfVersion(t *testing.T, s *Server, ws schema.Workspace, name, vers
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := store.Gadget{ID: store.NewID(), Name: name, OwnerID: u.ID, BlueprintName: name, BlueprintVersion: version,
+	g := store.GadgetRecord{ID: store.NewID(), Name: name, OwnerID: u.ID, BlueprintName: name, BlueprintVersion: version,
 		SessionInterface: schema.Storage_TypeID, CreatedAt: time.Now()}
 	if err := s.store.CreateGadget(ctx, g); err != nil {
 		t.Fatal(err)
@@ -417,7 +417,7 @@ func overConnection(t *testing.T, c capnp.Client) schema.Storage {
 // frame limit).
 func TestAGuestCannotBufferUnboundedDeletesOrListPastTheBudget(t *testing.T) {
 	s := openTestServer(t, WithStorageCallLimits(1000, 0, 0))
-	bomb := store.Blueprint{
+	bomb := store.BlueprintRecord{
 		Name: "storagebomb", Version: "1", SessionInterface: schema.Storage_TypeID,
 		Wasm:        blueprinttest.Wasm(t, "server/internal/testguests/storagebomb"),
 		SchemaNodes: blueprinttest.Schema(t, "schema", "gadget.capnp"),

@@ -20,7 +20,7 @@ type gadgetCap struct {
 	cred *credential // the token it was obtained with; checks its sessions
 }
 
-func (g *gadgetCap) record(ctx context.Context) (store.Gadget, error) {
+func (g *gadgetCap) record(ctx context.Context) (store.GadgetRecord, error) {
 	return g.s.gadgetFor(ctx, g.user, g.id)
 }
 
@@ -100,10 +100,10 @@ func (g *gadgetCap) fillCaller(caller schema.Caller) error {
 	return caller.SetUserName(g.user.Name)
 }
 
-func (g *gadgetCap) blueprint(ctx context.Context) (store.Blueprint, error) {
+func (g *gadgetCap) blueprint(ctx context.Context) (store.BlueprintRecord, error) {
 	rec, err := g.record(ctx)
 	if err != nil {
-		return store.Blueprint{}, err
+		return store.BlueprintRecord{}, err
 	}
 	return g.s.store.Blueprint(ctx, rec.BlueprintOwner, rec.BlueprintName, rec.BlueprintVersion)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // createGadget adds g if its owner is under the gadget quota.
-func (s *Server) createGadget(ctx context.Context, g store.Gadget) error {
+func (s *Server) createGadget(ctx context.Context, g store.GadgetRecord) error {
 	s.quotaMu.Lock()
 	defer s.quotaMu.Unlock()
 	have, err := s.store.Gadgets(ctx, g.OwnerID)
@@ -40,7 +40,7 @@ func (s *Server) checkBlueprintQuota(ctx context.Context, user string) error {
 
 // putBlueprint stores bp if its owner (a user; builtins have no quota) is
 // under the blueprint version quota.
-func (s *Server) putBlueprint(ctx context.Context, bp store.Blueprint, replace bool) (store.Blueprint, error) {
+func (s *Server) putBlueprint(ctx context.Context, bp store.BlueprintRecord, replace bool) (store.BlueprintRecord, error) {
 	if bp.Owner != "" {
 		s.quotaMu.Lock()
 		defer s.quotaMu.Unlock()

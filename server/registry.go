@@ -38,7 +38,7 @@ import (
 // blueprintKey names one installed blueprint version.
 type blueprintKey struct{ owner, name, version string }
 
-func keyOf(g store.Gadget) blueprintKey {
+func keyOf(g store.GadgetRecord) blueprintKey {
 	return blueprintKey{g.BlueprintOwner, g.BlueprintName, g.BlueprintVersion}
 }
 
@@ -181,10 +181,10 @@ func closeModules(es []*moduleEntry) {
 func errUnknownGadget(id string) error { return fmt.Errorf("unknown gadget id %q", id) }
 
 // gadgetFor returns the record of gadget id if user may reach it.
-func (s *Server) gadgetFor(ctx context.Context, user store.User, id string) (store.Gadget, error) {
+func (s *Server) gadgetFor(ctx context.Context, user store.User, id string) (store.GadgetRecord, error) {
 	g, err := s.store.Gadget(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && g.OwnerID != user.ID {
-		return store.Gadget{}, errUnknownGadget(id)
+		return store.GadgetRecord{}, errUnknownGadget(id)
 	}
 	return g, err
 }
@@ -202,7 +202,7 @@ type liveGadget struct {
 
 // liveFor returns the running gadget of record g, starting its sandbox if
 // needed.
-func (s *Server) liveFor(ctx context.Context, g store.Gadget) (*liveGadget, error) {
+func (s *Server) liveFor(ctx context.Context, g store.GadgetRecord) (*liveGadget, error) {
 	s.mu.Lock()
 	lg := s.live[g.ID]
 	if lg != nil {
@@ -229,7 +229,7 @@ func (s *Server) liveFor(ctx context.Context, g store.Gadget) (*liveGadget, erro
 
 // startLocked publishes the live gadget of g, unless someone else did or the
 // gadget is gone. Callers hold Server.mu.
-func (s *Server) startLocked(ctx context.Context, g store.Gadget, e *moduleEntry) (lg *liveGadget, started bool, err error) {
+func (s *Server) startLocked(ctx context.Context, g store.GadgetRecord, e *moduleEntry) (lg *liveGadget, started bool, err error) {
 	if s.closed {
 		return nil, false, errClosed
 	}
@@ -245,8 +245,8 @@ func (s *Server) startLocked(ctx context.Context, g store.Gadget, e *moduleEntry
 	h := newHost(lg)
 	hostCap := schema.Host(capserver.New(schema.Host_Methods(nil, h), h, h))
 	lg.sandbox = &sandbox{
-		Gadget: s.rt.NewGadget(e.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithOwner(g.OwnerID), wasmhost.WithCallScope(lg.storage.begin)),
-		lg:     lg,
+		Sandbox: s.rt.NewSandbox(e.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithOwner(g.OwnerID), wasmhost.WithCallScope(lg.storage.begin)),
+		lg:      lg,
 	}
 	lg.use.touch()
 	s.live[g.ID] = lg
@@ -285,13 +285,13 @@ func (s *Server) removeGadget(ctx context.Context, id string) error {
 
 // newestBlueprint returns the newest version of blueprint name that user can
 // use: their own installation if they have one, else the builtin.
-func (s *Server) newestBlueprint(ctx context.Context, user store.User, name string) (store.Blueprint, error) {
+func (s *Server) newestBlueprint(ctx context.Context, user store.User, name string) (store.BlueprintRecord, error) {
 	for _, owner := range []string{user.ID, ""} {
 		all, err := s.store.Blueprints(ctx, owner)
 		if err != nil {
-			return store.Blueprint{}, err
+			return store.BlueprintRecord{}, err
 		}
-		var newest *store.Blueprint
+		var newest *store.BlueprintRecord
 		for i := range all {
 			if all[i].Name == name && (newest == nil || all[i].Seq > newest.Seq) {
 				newest = &all[i]
@@ -301,19 +301,19 @@ func (s *Server) newestBlueprint(ctx context.Context, user store.User, name stri
 			return *newest, nil
 		}
 	}
-	return store.Blueprint{}, fmt.Errorf("unknown blueprint %q", name)
+	return store.BlueprintRecord{}, fmt.Errorf("unknown blueprint %q", name)
 }
 
 // visibleBlueprints returns the newest version of each blueprint user can
 // use, by name; the user's own shadow builtins of the same name.
-func (s *Server) visibleBlueprints(ctx context.Context, user store.User) ([]store.Blueprint, error) {
-	newest := map[string]store.Blueprint{}
+func (s *Server) visibleBlueprints(ctx context.Context, user store.User) ([]store.BlueprintRecord, error) {
+	newest := map[string]store.BlueprintRecord{}
 	for _, owner := range []string{"", user.ID} {
 		all, err := s.store.Blueprints(ctx, owner)
 		if err != nil {
 			return nil, err
 		}
-		byName := map[string]store.Blueprint{}
+		byName := map[string]store.BlueprintRecord{}
 		for _, bp := range all {
 			if cur, ok := byName[bp.Name]; !ok || bp.Seq > cur.Seq {
 				byName[bp.Name] = bp
@@ -323,10 +323,10 @@ func (s *Server) visibleBlueprints(ctx context.Context, user store.User) ([]stor
 			newest[n] = bp
 		}
 	}
-	out := make([]store.Blueprint, 0, len(newest))
+	out := make([]store.BlueprintRecord, 0, len(newest))
 	for _, bp := range newest {
 		out = append(out, bp)
 	}
-	slices.SortFunc(out, func(a, b store.Blueprint) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b store.BlueprintRecord) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }

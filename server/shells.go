@@ -2,7 +2,7 @@ package server
 
 // Design: letting idle gadgets go.
 //
-// A live gadget (a "shell": its wasmhost.Gadget with a worker goroutine and
+// A live gadget (a "shell": its wasmhost.Sandbox with a worker goroutine and
 // an idle timer, its Host and Storage, its log ring, a use of its module)
 // is kept while anything may still call into it, and let go once nothing
 // can:
@@ -66,10 +66,10 @@ func (u *shellUse) idle(cutoff time.Time) bool {
 	return u.refs.Load() == 0 && u.lastUsed.Load() < cutoff.UnixNano()
 }
 
-// sandbox is a live gadget's wasmhost.Gadget whose Guest counts the
+// sandbox is a live gadget's wasmhost.Sandbox whose Guest counts the
 // sessions it opens.
 type sandbox struct {
-	*wasmhost.Gadget
+	*wasmhost.Sandbox
 	lg *liveGadget
 }
 
@@ -77,7 +77,7 @@ type sandbox struct {
 // shell until it is released, and counts the sessions its open returns.
 func (sb *sandbox) Guest() schema.Guest {
 	sb.lg.use.hold()
-	p := &guestProxy{use: &sb.lg.use, guest: sb.Gadget.Guest()}
+	p := &guestProxy{use: &sb.lg.use, guest: sb.Sandbox.Guest()}
 	return schema.Guest(capserver.New(schema.Guest_Methods(nil, p), p, p))
 }
 

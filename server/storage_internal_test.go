@@ -168,7 +168,7 @@ func TestFailedGuestCallsDiscardTheirStorageWrites(t *testing.T) {
 	if _, err := s.InstallBuiltin(ctx, counter); err != nil {
 		t.Fatal(err)
 	}
-	hostile := store.Blueprint{
+	hostile := store.BlueprintRecord{
 		Name: "hostile", Version: "1", SessionInterface: schema.Storage_TypeID,
 		Wasm:        blueprinttest.Wasm(t, "wasmhost/internal/testguests/hostile"),
 		SchemaNodes: blueprinttest.Schema(t, "schema", "gadget.capnp"),

@@ -182,7 +182,7 @@ func (u *blueprintUpload) Shutdown() {
 // the blueprint installed, or fails with err.
 func answerInstall[R interface {
 	NewInfo() (schema.BlueprintInfo, error)
-}](alloc func() (R, error), installed store.Blueprint, err error) error {
+}](alloc func() (R, error), installed store.BlueprintRecord, err error) error {
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func answerInstall[R interface {
 }
 
 // installFrom validates and installs a bundle for the workspace's user.
-func (w *workspace) installFrom(ctx context.Context, in schema.Blueprint) (store.Blueprint, error) {
+func (w *workspace) installFrom(ctx context.Context, in schema.Blueprint) (store.BlueprintRecord, error) {
 	bp, err := w.s.bundleFromCapnp(in, w.user.ID)
 	if err != nil {
 		return bp, err

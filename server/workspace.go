@@ -80,7 +80,7 @@ func (w *workspace) Create(ctx context.Context, call schema.Workspace_create) er
 	if label == "" {
 		label = bp.Name
 	}
-	g := store.Gadget{
+	g := store.GadgetRecord{
 		ID:               store.NewID(),
 		Name:             label,
 		OwnerID:          w.user.ID,
@@ -168,7 +168,7 @@ type errString string
 
 func (e errString) Error() string { return string(e) }
 
-func fillGadgetInfo(dst schema.GadgetInfo, g store.Gadget, ownerName string, role schema.Role) error {
+func fillGadgetInfo(dst schema.GadgetInfo, g store.GadgetRecord, ownerName string, role schema.Role) error {
 	dst.SetSessionInterface(g.SessionInterface)
 	dst.SetRole(role)
 	dst.SetCreatedAt(g.CreatedAt.UnixMilli())

@@ -139,7 +139,7 @@ func (h *gatedHost) Log(ctx context.Context, call schema.Host_log) error {
 
 // openSession opens a session of g for user with ctx, and returns it
 // resolved, or the error.
-func openSession(ctx context.Context, g *wasmhost.Gadget, user string) (capnp.Client, error) {
+func openSession(ctx context.Context, g *wasmhost.Sandbox, user string) (capnp.Client, error) {
 	guest := g.Guest()
 	defer guest.Release()
 	f, release := guest.Open(ctx, func(p schema.Guest_open_Params) error {
@@ -182,7 +182,7 @@ func TestCallsGivenUpWhileQueuedNeverReachTheGuestAndLeakNothing(t *testing.T) {
 	mod := w.mods[hostilePkg]
 	mem := memhost.New()
 	host := newGatedHost(t, mem)
-	g := w.rt.NewGadget(mod, host.client(), wasmhost.WithName("abandoned"), wasmhost.WithCallScope(mem.Begin))
+	g := w.rt.NewSandbox(mod, host.client(), wasmhost.WithName("abandoned"), wasmhost.WithCallScope(mem.Begin))
 	t.Cleanup(g.Close)
 	s := mustOpen(t, g, "alice")
 
@@ -251,7 +251,7 @@ func TestAnswersToCallersThatGaveUpAreReleased(t *testing.T) {
 		mem := memhost.New()
 		host := newGatedHost(t, mem)
 		host.close()
-		g := w.rt.NewGadget(mod, host.client(), wasmhost.WithName("abandoned"), wasmhost.WithCallScope(releases.counting(mem.Begin)))
+		g := w.rt.NewSandbox(mod, host.client(), wasmhost.WithName("abandoned"), wasmhost.WithCallScope(releases.counting(mem.Begin)))
 		t.Cleanup(g.Close)
 
 		ctx, cancel := context.WithCancel(context.Background())
@@ -316,7 +316,7 @@ func TestSessionsReleasedByTheirCallersLeakNothing(t *testing.T) {
 }
 
 // mustOpen opens a session of g for user; it is released when the test ends.
-func mustOpen(t *testing.T, g *wasmhost.Gadget, user string) capnp.Client {
+func mustOpen(t *testing.T, g *wasmhost.Sandbox, user string) capnp.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

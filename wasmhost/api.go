@@ -15,7 +15,7 @@ const (
 	DefaultIdleTimeout = 5 * time.Minute  // an unused instance is evicted after this
 	DefaultMaxLive     = 1000             // live instances per Runtime
 
-	DefaultCloseTimeout      = 5 * time.Second // Gadget.Close waits this long for a call to stop
+	DefaultCloseTimeout      = 5 * time.Second // Sandbox.Close waits this long for a call to stop
 	DefaultClientCallTimeout = 2 * time.Second // per call a guest makes to a client's capability
 	DefaultMemoryBudget      = 2 << 30         // bytes of host memory for all live instances
 
@@ -124,7 +124,7 @@ func DefaultModuleLimits() ModuleLimits { return ModuleLimits(wasmcheck.DefaultL
 // before compiling it. Default DefaultModuleLimits.
 func WithModuleLimits(l ModuleLimits) Option { return func(c *config) { c.moduleLimits = l } }
 
-// WithCloseTimeout bounds how long Gadget.Close (and so Runtime.Close) waits
+// WithCloseTimeout bounds how long Sandbox.Close (and so Runtime.Close) waits
 // for the call running in a gadget to stop once Close has canceled it. Past
 // it the gadget's worker is abandoned and its instance closed, which frees
 // its memory. Default DefaultCloseTimeout.
@@ -210,8 +210,8 @@ type compileConfig struct{ trusted bool }
 // (slow when the machine is busy: the worker runs at a lower priority).
 func Trusted() CompileOption { return func(c *compileConfig) { c.trusted = true } }
 
-// GadgetOption configures one Gadget.
-type GadgetOption func(*gadgetConfig)
+// SandboxOption configures one Sandbox.
+type SandboxOption func(*gadgetConfig)
 
 type gadgetConfig struct {
 	name      string
@@ -220,12 +220,12 @@ type gadgetConfig struct {
 }
 
 // WithName labels the gadget in errors and logs (usually its id).
-func WithName(name string) GadgetOption { return func(c *gadgetConfig) { c.name = name } }
+func WithName(name string) SandboxOption { return func(c *gadgetConfig) { c.name = name } }
 
 // WithOwner names the user whose gadget this is: its instances count
 // against that owner's share of the memory budget (WithMemoryShare). The
 // empty owner, the default, is the operator: bounded by the budget alone.
-func WithOwner(owner string) GadgetOption { return func(c *gadgetConfig) { c.owner = owner } }
+func WithOwner(owner string) SandboxOption { return func(c *gadgetConfig) { c.owner = owner } }
 
 // WithCallScope brackets every top-level call delivered into the guest: begin
 // runs before the guest sees the call and the function it returns runs after
@@ -241,6 +241,6 @@ func WithOwner(owner string) GadgetOption { return func(c *gadgetConfig) { c.own
 // such a wait the current scope ends with nil, committing what was written so
 // far; each call delivered during the wait gets a scope of its own; and a new
 // scope begins when the wait is over.
-func WithCallScope(begin func() (end func(error) error)) GadgetOption {
+func WithCallScope(begin func() (end func(error) error)) SandboxOption {
 	return func(c *gadgetConfig) { c.callScope = begin }
 }

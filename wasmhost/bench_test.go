@@ -37,9 +37,9 @@ func benchRuntime(b *testing.B, opts ...wasmhost.Option) (*wasmhost.Runtime, *wa
 	return rt, mod
 }
 
-func openBench(b *testing.B, rt *wasmhost.Runtime, mod *wasmhost.Module) (*wasmhost.Gadget, benchpb.Bench) {
+func openBench(b *testing.B, rt *wasmhost.Runtime, mod *wasmhost.Module) (*wasmhost.Sandbox, benchpb.Bench) {
 	h := memhost.New()
-	g := rt.NewGadget(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
+	g := rt.NewSandbox(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
 	s := &sandbox{rt: rt, mod: mod, gadget: g, host: h}
 	return g, benchpb.Bench(s.open(context.Background()))
 }
@@ -99,7 +99,7 @@ func BenchmarkColdStart(b *testing.B) {
 	var rec latency.Recorder
 	b.ResetTimer()
 	for range b.N {
-		var g *wasmhost.Gadget
+		var g *wasmhost.Sandbox
 		rec.Time(func() {
 			var c benchpb.Bench
 			g, c = openBench(b, rt, mod)
@@ -187,9 +187,9 @@ func idleInstanceRSS(b *testing.B, cacheDir string) int64 {
 	defer mod.Close(ctx)
 	// One instance first, so the measurement is the marginal cost of an
 	// instance, not the runtime's one-time setup.
-	open := func() *wasmhost.Gadget {
+	open := func() *wasmhost.Sandbox {
 		h := memhost.New()
-		g := rt.NewGadget(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
+		g := rt.NewSandbox(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
 		s := &sandbox{rt: rt, mod: mod, gadget: g, host: h}
 		c := benchpb.Bench(s.open(ctx))
 		f, release := c.Noop(ctx, nil)
@@ -200,7 +200,7 @@ func idleInstanceRSS(b *testing.B, cacheDir string) int64 {
 		c.Release()
 		return g
 	}
-	gadgets := []*wasmhost.Gadget{open()}
+	gadgets := []*wasmhost.Sandbox{open()}
 	defer func() {
 		for _, g := range gadgets {
 			g.Close()

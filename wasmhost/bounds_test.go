@@ -56,7 +56,7 @@ func TestRawPollOneoffSleepIsStoppedAtTheCallDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mod.Close(context.Background())
-	g := w.rt.NewGadget(mod, memhost.New().Client(), wasmhost.WithName("raw-sleeper"))
+	g := w.rt.NewSandbox(mod, memhost.New().Client(), wasmhost.WithName("raw-sleeper"))
 	defer g.Close()
 	errc := make(chan error, 1)
 	go func() { errc <- openGuest(g) }()
@@ -70,7 +70,7 @@ func TestRawPollOneoffSleepIsStoppedAtTheCallDeadline(t *testing.T) {
 }
 
 // openGuest opens a session on g and returns the error.
-func openGuest(g *wasmhost.Gadget) error {
+func openGuest(g *wasmhost.Sandbox) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	main := g.Guest()
@@ -84,7 +84,7 @@ func openGuest(g *wasmhost.Gadget) error {
 	return err
 }
 
-// Guards: Gadget.Close cancels the call in the guest (gadget.go, through
+// Guards: Sandbox.Close cancels the call in the guest (sandbox.go, through
 // the context enter derives from g.ctx). Without that, Close waits for the
 // sleep to end or for the deadline (here a minute), or for WithCloseTimeout.
 func TestClosingAGadgetStopsItsSleepingGuestAtOnce(t *testing.T) {
@@ -158,8 +158,8 @@ func (s *stuckScope) begin() func(error) error {
 	}
 }
 
-// Guards: the WithCloseTimeout bound in Gadget.Close and abandon
-// (gadget.go): a worker stuck where no context reaches is abandoned, and its
+// Guards: the WithCloseTimeout bound in Sandbox.Close and abandon
+// (sandbox.go): a worker stuck where no context reaches is abandoned, and its
 // instance's memory is released, instead of holding Close.
 func TestCloseAbandonsAWorkerStuckPastItsBound(t *testing.T) {
 	ctx := context.Background()
@@ -175,7 +175,7 @@ func TestCloseAbandonsAWorkerStuckPastItsBound(t *testing.T) {
 	defer mod.Close(ctx)
 	scope := &stuckScope{entered: make(chan struct{}), release: make(chan struct{})}
 	defer close(scope.release) // lets the abandoned worker finish
-	g := rt.NewGadget(mod, memhost.New().Client(), wasmhost.WithName("stuck"), wasmhost.WithCallScope(scope.begin))
+	g := rt.NewSandbox(mod, memhost.New().Client(), wasmhost.WithName("stuck"), wasmhost.WithCallScope(scope.begin))
 	b := &hostileBox{gadget: g}
 	s := b.open(t, "alice")
 	held := rt.MemoryInUse()

@@ -331,7 +331,7 @@ type conformanceGuest struct {
 // conformanceBox is one gadget of the guest with its test host. scopes
 // counts top-level deliveries (WithCallScope brackets each one).
 type conformanceBox struct {
-	gadget *wasmhost.Gadget
+	gadget *wasmhost.Sandbox
 	host   *memhost.Host
 	scopes *atomic.Int64
 }
@@ -367,7 +367,7 @@ func (g *conformanceGuest) newBoxWith(t *testing.T, host *memhost.Host, opts ...
 		b.scopes.Add(1)
 		return host.Begin()
 	}
-	b.gadget = rt.NewGadget(mod, host.Client(), wasmhost.WithName(g.name), wasmhost.WithCallScope(scope))
+	b.gadget = rt.NewSandbox(mod, host.Client(), wasmhost.WithName(g.name), wasmhost.WithCallScope(scope))
 	t.Cleanup(b.gadget.Close)
 	return b
 }

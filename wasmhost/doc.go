@@ -14,7 +14,7 @@
 //
 // # Goroutines
 //
-// Each Gadget has one worker goroutine that owns its instance; every call
+// Each Sandbox has one worker goroutine that owns its instance; every call
 // into the guest is a delivery on the gadget's bounded inbox, run by the
 // worker one at a time (one actor per gadget). Host functions run on the
 // worker too, inside the export call it made. Capabilities for guest objects
@@ -26,7 +26,7 @@
 // code (wazero's WithCloseOnContextDone), its calls out (wait), and its
 // sleep (WASI poll_oneoff, which wasi.go replaces: wazero's sleeps through
 // any deadline). Each call's context derives from the gadget's, which
-// Gadget.Close cancels; Close waits for the worker no longer than
+// Sandbox.Close cancels; Close waits for the worker no longer than
 // WithCloseTimeout, and then abandons it, closing its instance from outside
 // (wazero allows that), which releases its memory. Runtime.Close closes all
 // its gadgets at once, so shutdown has the same bound.

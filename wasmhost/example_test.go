@@ -34,7 +34,7 @@ func Example() {
 	defer mod.Close(ctx)
 
 	host := memhost.New() // storage and log; in gadgetd, the server's
-	gadget := rt.NewGadget(mod, host.Client(), wasmhost.WithCallScope(host.Begin))
+	gadget := rt.NewSandbox(mod, host.Client(), wasmhost.WithCallScope(host.Begin))
 	defer gadget.Close()
 
 	main := gadget.Guest()

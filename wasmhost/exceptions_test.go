@@ -59,7 +59,7 @@ func (h *typedHost) Log(ctx context.Context, call schema.Host_log) error {
 
 // excBox is one gadget of excguest over a typedHost, on a Runtime of its own.
 type excBox struct {
-	gadget *wasmhost.Gadget
+	gadget *wasmhost.Sandbox
 	host   *typedHost
 }
 
@@ -85,7 +85,7 @@ func newExcBox(t *testing.T, opts ...wasmhost.Option) *excBox {
 		}
 	})
 	b := &excBox{host: h}
-	b.gadget = rt.NewGadget(mod, schema.Host(capserver.New(schema.Host_Methods(nil, h), h, nil)), wasmhost.WithName("exc"))
+	b.gadget = rt.NewSandbox(mod, schema.Host(capserver.New(schema.Host_Methods(nil, h), h, nil)), wasmhost.WithName("exc"))
 	t.Cleanup(b.gadget.Close)
 	return b
 }
@@ -168,7 +168,7 @@ func TestHostErrorTypesReachGuestCodeAndTravelBack(t *testing.T) {
 	}
 }
 
-// Guards: ErrOverloaded's type (gadget.go) and exception (errors.go).
+// Guards: ErrOverloaded's type (sandbox.go) and exception (errors.go).
 func TestCallsPastTheQueueLimitAreOverloadedExceptions(t *testing.T) {
 	b := newExcBox(t, wasmhost.WithQueueLimit(1))
 	s := b.open(t)
@@ -194,7 +194,7 @@ func TestCallsPastTheQueueLimitAreOverloadedExceptions(t *testing.T) {
 	}
 }
 
-// Guards: ErrClosed's type (gadget.go) and exception (errors.go).
+// Guards: ErrClosed's type (sandbox.go) and exception (errors.go).
 func TestCallsToAClosedGadgetAreDisconnected(t *testing.T) {
 	b := newExcBox(t)
 	s := b.open(t)
@@ -240,7 +240,7 @@ func TestRawExceptionFramesCarryTheirType(t *testing.T) {
 	}
 }
 
-// Guards: ErrRestarted's type (gadget.go). Sessions survive their instance
+// Guards: ErrRestarted's type (sandbox.go). Sessions survive their instance
 // (the host reopens them); any other object of a stopped instance is gone,
 // and its holder is told to get a new one.
 func TestObjectsOfAStoppedInstanceAreDisconnected(t *testing.T) {

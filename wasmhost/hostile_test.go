@@ -45,14 +45,14 @@ type hostileWorld struct {
 	rt              *wasmhost.Runtime
 	mods            map[string]*wasmhost.Module
 	bystander       counterpb.Counter
-	bystanderGadget *wasmhost.Gadget
+	bystanderGadget *wasmhost.Sandbox
 	count           int64
 }
 
 // hostileBox is one gadget in a hostileWorld, with its own test host and
 // storage.
 type hostileBox struct {
-	gadget *wasmhost.Gadget
+	gadget *wasmhost.Sandbox
 	host   *memhost.Host
 }
 
@@ -89,7 +89,7 @@ func (w *hostileWorld) newBox(t *testing.T, pkg, name string) *hostileBox {
 		t.Cleanup(func() { mod.Close(ctx) })
 	}
 	b := &hostileBox{host: memhost.New()}
-	b.gadget = w.rt.NewGadget(mod, b.host.Client(), wasmhost.WithName(name), wasmhost.WithCallScope(b.host.Begin))
+	b.gadget = w.rt.NewSandbox(mod, b.host.Client(), wasmhost.WithName(name), wasmhost.WithCallScope(b.host.Begin))
 	t.Cleanup(b.gadget.Close)
 	return b
 }
@@ -531,7 +531,7 @@ func TestFramesPastTheSizeLimitAreRefused(t *testing.T) {
 
 // ---- Guests that die mid-call ----
 
-// Guards: die/kill (instance.go, gadget.go): a trap fails the call with the
+// Guards: die/kill (instance.go, sandbox.go): a trap fails the call with the
 // guest's own panic message and the next call gets a fresh instance.
 func TestPanicInAMethodFailsTheCallAndTheNextCallGetsAFreshInstance(t *testing.T) {
 	w := newHostileWorld(t)
@@ -632,7 +632,7 @@ func TestStorageWritesOfAGuestThatDiesDuringInitAreDiscarded(t *testing.T) {
 	}
 }
 
-// Guards: the generation check in handle (gadget.go) and resolve: guest
+// Guards: the generation check in handle (sandbox.go) and resolve: guest
 // export indices are per instance, so a session of an instance that died
 // can never reach the object with the same index in its successor (here,
 // another user's session).
@@ -856,7 +856,7 @@ func TestGuestThatAbandonsANestedCallIsStopped(t *testing.T) {
 // ---- Callers that flood a gadget ----
 
 // Guards: enqueue's non-blocking send into the inbox, sized by
-// WithQueueLimit (gadget.go): calls past the queue fail at once with
+// WithQueueLimit (sandbox.go): calls past the queue fail at once with
 // ErrOverloaded instead of piling up.
 func TestCallsPastTheQueueLimitFailFastWithErrOverloaded(t *testing.T) {
 	w := newHostileWorld(t, wasmhost.WithQueueLimit(1), wasmhost.WithCallTimeout(time.Minute))

@@ -36,7 +36,7 @@ import (
 // always arrive innermost first; anything else is an ABI violation, which
 // kills the instance.
 type instance struct {
-	g    *Gadget
+	g    *Sandbox
 	gen  uint64
 	mod  api.Module
 	mem  api.Memory
@@ -86,7 +86,7 @@ type outboundCall struct {
 
 type instanceKey struct{}
 
-func (g *Gadget) instantiate() (*instance, error) {
+func (g *Sandbox) instantiate() (*instance, error) {
 	g.gen++
 	inst := &instance{
 		g:          g,

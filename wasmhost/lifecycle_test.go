@@ -64,11 +64,11 @@ func TestLiveInstancesAreCappedEvictingLeastRecentlyUsed(t *testing.T) {
 	}
 	defer mod.Close(ctx)
 
-	var gadgets [3]*wasmhost.Gadget
+	var gadgets [3]*wasmhost.Sandbox
 	var sessions [3]counterpb.Counter
 	for i := range gadgets {
 		h := memhost.New()
-		gadgets[i] = rt.NewGadget(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
+		gadgets[i] = rt.NewSandbox(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
 		defer gadgets[i].Close()
 		s := &sandbox{rt: rt, mod: mod, gadget: gadgets[i], host: h}
 		sessions[i] = counterpb.Counter(s.open(ctx))

@@ -55,7 +55,7 @@ type lruEntry struct {
 // to release it: idle ones it asked to evict, or busy ones whose calls end.
 const budgetWait = 2 * time.Second
 
-func (l *liveSet) add(g *Gadget) {
+func (l *liveSet) add(g *Sandbox) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if g.lru.elem != nil {
@@ -63,7 +63,7 @@ func (l *liveSet) add(g *Gadget) {
 	}
 	g.lru.elem = l.order.PushFront(g)
 	for e := l.order.Back(); e != nil && l.order.Len()-l.nEvicting > l.max; e = e.Prev() {
-		v := e.Value.(*Gadget)
+		v := e.Value.(*Sandbox)
 		if v == g || v.lru.evicting {
 			continue
 		}
@@ -71,7 +71,7 @@ func (l *liveSet) add(g *Gadget) {
 	}
 }
 
-func (l *liveSet) askToEvict(v *Gadget) {
+func (l *liveSet) askToEvict(v *Sandbox) {
 	v.lru.evicting = true
 	l.nEvicting++
 	select {
@@ -102,7 +102,7 @@ func (b memoryBound) busyHolders(cfg *config) string {
 // evictIdle), and waits for memory to be released until ctx ends or
 // budgetWait passes. It returns withinBounds if the bytes were charged, else
 // the bound they did not fit in; force charges them regardless.
-func (l *liveSet) charge(g *Gadget, n uint64, ctx context.Context, force bool) memoryBound {
+func (l *liveSet) charge(g *Sandbox, n uint64, ctx context.Context, force bool) memoryBound {
 	owner := g.cfg.owner
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -152,11 +152,11 @@ func (l *liveSet) charge(g *Gadget, n uint64, ctx context.Context, force bool) m
 // bytes together with those of them already asked to. It asks none if
 // evicting every one of them would not release enough: only busy instances
 // could, when their calls end.
-func (l *liveSet) evictIdle(g *Gadget, need uint64, owner string) {
+func (l *liveSet) evictIdle(g *Sandbox, need uint64, owner string) {
 	var pending, idle uint64
-	var victims []*Gadget
+	var victims []*Sandbox
 	for e := l.order.Back(); e != nil; e = e.Prev() {
-		switch v := e.Value.(*Gadget); {
+		switch v := e.Value.(*Sandbox); {
 		case owner != "" && v.cfg.owner != owner:
 		case v.lru.evicting:
 			pending += v.lru.memory
@@ -178,7 +178,7 @@ func (l *liveSet) evictIdle(g *Gadget, need uint64, owner string) {
 }
 
 // uncharge returns n bytes g's instance charged.
-func (l *liveSet) uncharge(g *Gadget, n uint64) {
+func (l *liveSet) uncharge(g *Sandbox, n uint64) {
 	if n == 0 {
 		return
 	}
@@ -195,7 +195,7 @@ func (l *liveSet) uncharge(g *Gadget, n uint64) {
 	l.freed = make(chan struct{})
 }
 
-func (l *liveSet) touch(g *Gadget) {
+func (l *liveSet) touch(g *Sandbox) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if g.lru.elem != nil && !g.lru.evicting {
@@ -203,7 +203,7 @@ func (l *liveSet) touch(g *Gadget) {
 	}
 }
 
-func (l *liveSet) remove(g *Gadget) {
+func (l *liveSet) remove(g *Sandbox) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if g.lru.elem == nil {
@@ -217,7 +217,7 @@ func (l *liveSet) remove(g *Gadget) {
 }
 
 // evicting reports whether g was asked to evict and still should.
-func (l *liveSet) evicting(g *Gadget) bool {
+func (l *liveSet) evicting(g *Sandbox) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return g.lru.evicting
@@ -253,28 +253,28 @@ func (r *Runtime) MemoryInUseBy(owner string) uint64 {
 // Runtime.Close can close them.
 type gadgetSet struct {
 	mu sync.Mutex
-	m  map[*Gadget]struct{}
+	m  map[*Sandbox]struct{}
 }
 
-func (s *gadgetSet) add(g *Gadget) {
+func (s *gadgetSet) add(g *Sandbox) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
-		s.m = map[*Gadget]struct{}{}
+		s.m = map[*Sandbox]struct{}{}
 	}
 	s.m[g] = struct{}{}
 }
 
-func (s *gadgetSet) remove(g *Gadget) {
+func (s *gadgetSet) remove(g *Sandbox) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, g)
 }
 
-func (s *gadgetSet) all() []*Gadget {
+func (s *gadgetSet) all() []*Sandbox {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	gs := make([]*Gadget, 0, len(s.m))
+	gs := make([]*Sandbox, 0, len(s.m))
 	for g := range s.m {
 		gs = append(gs, g)
 	}

@@ -124,7 +124,7 @@ func TestDeepRecursionDoesNotLeaveItsNativeStackBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mod.Close(context.Background())
-	g := w.rt.NewGadget(mod, memhost.New().Client(), wasmhost.WithName("deep"))
+	g := w.rt.NewSandbox(mod, memhost.New().Client(), wasmhost.WithName("deep"))
 	defer g.Close()
 	base := w.rt.MemoryInUse()
 	for range 2 {
@@ -158,7 +158,7 @@ func TestTablesCountAgainstTheMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mod.Close(ctx)
-	g := rt.NewGadget(mod, memhost.New().Client(), wasmhost.WithName("tabled"))
+	g := rt.NewSandbox(mod, memhost.New().Client(), wasmhost.WithName("tabled"))
 	defer g.Close()
 	wantErr(t, "open", openGuest(g), "tabled holds 64 KiB of linear memory and 781 KiB of tables, over its memory limit of 64 KiB, and was stopped")
 	if g.Live() || rt.MemoryInUse() != 0 {

@@ -21,7 +21,7 @@ func (w *hostileWorld) ownedBox(t *testing.T, name, owner string) *hostileBox {
 		w.newBox(t, hostilePkg, "compiler") // compiles the module
 	}
 	b := &hostileBox{host: memhost.New()}
-	b.gadget = w.rt.NewGadget(w.mods[hostilePkg], b.host.Client(),
+	b.gadget = w.rt.NewSandbox(w.mods[hostilePkg], b.host.Client(),
 		wasmhost.WithName(name), wasmhost.WithOwner(owner), wasmhost.WithCallScope(b.host.Begin))
 	t.Cleanup(b.gadget.Close)
 	return b
@@ -45,14 +45,14 @@ func declaredMemoryGuest(t *testing.T, pages int) []byte {
 
 // newDeclaredMemoryGadget is a gadget of owner that declares pages of
 // linear memory (declaredMemoryGuest).
-func (w *hostileWorld) newDeclaredMemoryGadget(t *testing.T, pages int, name string, opts ...wasmhost.GadgetOption) *wasmhost.Gadget {
+func (w *hostileWorld) newDeclaredMemoryGadget(t *testing.T, pages int, name string, opts ...wasmhost.SandboxOption) *wasmhost.Sandbox {
 	t.Helper()
 	mod, err := w.rt.Compile(context.Background(), declaredMemoryGuest(t, pages))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mod.Close(context.Background()) })
-	g := w.rt.NewGadget(mod, memhost.New().Client(), append([]wasmhost.GadgetOption{wasmhost.WithName(name)}, opts...)...)
+	g := w.rt.NewSandbox(mod, memhost.New().Client(), append([]wasmhost.SandboxOption{wasmhost.WithName(name)}, opts...)...)
 	t.Cleanup(g.Close)
 	return g
 }

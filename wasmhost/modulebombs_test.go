@@ -146,7 +146,7 @@ func TestTablesCannotGrowPastTheirBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mod.Close(ctx)
-	g := rt.NewGadget(mod, memhost.New().Client(), wasmhost.WithName("grower"))
+	g := rt.NewSandbox(mod, memhost.New().Client(), wasmhost.WithName("grower"))
 	defer g.Close()
 	for i := range 8 {
 		guest := g.Guest()

@@ -118,7 +118,7 @@ func wazeroConfig(cfg config) (rc wazero.RuntimeConfig, cache wazero.Compilation
 
 // Close cancels the compiles in flight (see WithCompileWorker) and waits
 // for them until ctx ends, closes every gadget still open, all at once, each
-// within WithCloseTimeout (see Gadget.Close), and frees compiled code.
+// within WithCloseTimeout (see Sandbox.Close), and frees compiled code.
 func (r *Runtime) Close(ctx context.Context) error {
 	// wazero panics if its runtime is closed under a compile.
 	stuck := r.compiles.close(ctx)

@@ -17,7 +17,7 @@ import (
 //
 // wazero's poll_oneoff sleeps with time.Sleep, and WithCloseOnContextDone
 // stops a guest only when its wasm code runs again, so a guest asleep in a
-// call held its gadget (and Gadget.Close, and server shutdown) for as long as
+// call held its gadget (and Sandbox.Close, and server shutdown) for as long as
 // it asked: forever, if it asked for that.
 func instantiateWASI(ctx context.Context, wz wazero.Runtime) error {
 	b := wz.NewHostModuleBuilder(wasiModule)

@@ -55,7 +55,7 @@ func sharedCacheDir(t testing.TB) string {
 type sandbox struct {
 	rt     *wasmhost.Runtime
 	mod    *wasmhost.Module
-	gadget *wasmhost.Gadget
+	gadget *wasmhost.Sandbox
 	host   *memhost.Host
 }
 
@@ -82,7 +82,7 @@ func newSandbox(t *testing.T, pkg string, opts ...wasmhost.Option) *sandbox {
 		t.Fatal(err)
 	}
 	s := &sandbox{rt: rt, mod: mod, host: memhost.New()}
-	s.gadget = rt.NewGadget(mod, s.host.Client(), wasmhost.WithName("test-gadget"), wasmhost.WithCallScope(s.host.Begin))
+	s.gadget = rt.NewSandbox(mod, s.host.Client(), wasmhost.WithName("test-gadget"), wasmhost.WithCallScope(s.host.Begin))
 	t.Cleanup(func() {
 		s.gadget.Close()
 		mod.Close(ctx)

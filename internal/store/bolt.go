@@ -163,7 +163,7 @@ func ownerKey(owner string) []byte {
 	return []byte(owner)
 }
 
-func (s *BoltStore) PutBlueprint(ctx context.Context, bp Blueprint, replace bool) (Blueprint, error) {
+func (s *BoltStore) PutBlueprint(ctx context.Context, bp BlueprintRecord, replace bool) (BlueprintRecord, error) {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		owner, err := tx.Bucket(bucketBlueprints).CreateBucketIfNotExists(ownerKey(bp.Owner))
 		if err != nil {
@@ -206,8 +206,8 @@ func (s *BoltStore) PutBlueprint(ctx context.Context, bp Blueprint, replace bool
 	return bp, err
 }
 
-func (s *BoltStore) Blueprint(ctx context.Context, owner, name, version string) (Blueprint, error) {
-	var bp Blueprint
+func (s *BoltStore) Blueprint(ctx context.Context, owner, name, version string) (BlueprintRecord, error) {
+	var bp BlueprintRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketBlueprints).Bucket(ownerKey(owner))
 		if b != nil {
@@ -230,24 +230,24 @@ func (s *BoltStore) Blueprint(ctx context.Context, owner, name, version string) 
 	return bp, err
 }
 
-func (s *BoltStore) Blueprints(ctx context.Context, owner string) ([]Blueprint, error) {
-	var out []Blueprint
+func (s *BoltStore) Blueprints(ctx context.Context, owner string) ([]BlueprintRecord, error) {
+	var out []BlueprintRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
 		ob := tx.Bucket(bucketBlueprints).Bucket(ownerKey(owner))
 		if ob == nil {
 			return nil
 		}
 		return ob.ForEachBucket(func(name []byte) error {
-			var versions []Blueprint
+			var versions []BlueprintRecord
 			err := ob.Bucket(name).ForEachBucket(func(version []byte) error {
-				var bp Blueprint
+				var bp BlueprintRecord
 				if err := getJSON(ob.Bucket(name).Bucket(version), keyMeta, &bp); err != nil {
 					return err
 				}
 				versions = append(versions, bp)
 				return nil
 			})
-			slices.SortFunc(versions, func(a, b Blueprint) int { return cmp.Compare(a.Seq, b.Seq) })
+			slices.SortFunc(versions, func(a, b BlueprintRecord) int { return cmp.Compare(a.Seq, b.Seq) })
 			out = append(out, versions...)
 			return err
 		})
@@ -255,7 +255,7 @@ func (s *BoltStore) Blueprints(ctx context.Context, owner string) ([]Blueprint, 
 	return out, err
 }
 
-func (s *BoltStore) CreateGadget(ctx context.Context, g Gadget) error {
+func (s *BoltStore) CreateGadget(ctx context.Context, g GadgetRecord) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		gadgets := tx.Bucket(bucketGadgets)
 		if gadgets.Get([]byte(g.ID)) != nil {
@@ -272,14 +272,14 @@ func (s *BoltStore) CreateGadget(ctx context.Context, g Gadget) error {
 	})
 }
 
-func (s *BoltStore) Gadget(ctx context.Context, id string) (Gadget, error) {
-	var g Gadget
+func (s *BoltStore) Gadget(ctx context.Context, id string) (GadgetRecord, error) {
+	var g GadgetRecord
 	err := s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bucketGadgets), []byte(id), &g) })
 	return g, err
 }
 
-func (s *BoltStore) Gadgets(ctx context.Context, ownerID string) ([]Gadget, error) {
-	var out []Gadget
+func (s *BoltStore) Gadgets(ctx context.Context, ownerID string) ([]GadgetRecord, error) {
+	var out []GadgetRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
 		owner := tx.Bucket(bucketOwners).Bucket([]byte(ownerID))
 		if owner == nil {
@@ -287,7 +287,7 @@ func (s *BoltStore) Gadgets(ctx context.Context, ownerID string) ([]Gadget, erro
 		}
 		gadgets := tx.Bucket(bucketGadgets)
 		return owner.ForEach(func(id, _ []byte) error {
-			var g Gadget
+			var g GadgetRecord
 			if err := getJSON(gadgets, id, &g); err != nil {
 				return err
 			}
@@ -295,7 +295,7 @@ func (s *BoltStore) Gadgets(ctx context.Context, ownerID string) ([]Gadget, erro
 			return nil
 		})
 	})
-	slices.SortFunc(out, func(a, b Gadget) int {
+	slices.SortFunc(out, func(a, b GadgetRecord) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -306,7 +306,7 @@ func (s *BoltStore) Gadgets(ctx context.Context, ownerID string) ([]Gadget, erro
 
 func (s *BoltStore) DeleteGadget(ctx context.Context, id string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		var g Gadget
+		var g GadgetRecord
 		if err := getJSON(tx.Bucket(bucketGadgets), []byte(id), &g); err != nil {
 			return err
 		}

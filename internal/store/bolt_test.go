@@ -71,11 +71,11 @@ func TestBlueprintVersionsAreKeptInInstallOrderAndNeverOverwrittenByAccident(t *
 	ctx := context.Background()
 	s := openStore(t, filepath.Join(t.TempDir(), "db"))
 	for _, v := range []string{"2.0.0", "1.0.0", "10.0.0"} {
-		if _, err := s.PutBlueprint(ctx, store.Blueprint{Owner: "u1", Name: "notes", Version: v, Wasm: []byte("wasm-" + v)}, false); err != nil {
+		if _, err := s.PutBlueprint(ctx, store.BlueprintRecord{Owner: "u1", Name: "notes", Version: v, Wasm: []byte("wasm-" + v)}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.PutBlueprint(ctx, store.Blueprint{Owner: "u1", Name: "notes", Version: "1.0.0"}, false); !errors.Is(err, store.ErrExists) {
+	if _, err := s.PutBlueprint(ctx, store.BlueprintRecord{Owner: "u1", Name: "notes", Version: "1.0.0"}, false); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("reinstalling 1.0.0: %v, want ErrExists", err)
 	}
 	list, err := s.Blueprints(ctx, "u1")
@@ -99,10 +99,10 @@ func TestBlueprintVersionsAreKeptInInstallOrderAndNeverOverwrittenByAccident(t *
 	if err != nil || string(bp.Wasm) != "wasm-1.0.0" {
 		t.Fatalf("Blueprint = %q, %v", bp.Wasm, err)
 	}
-	if _, err := s.PutBlueprint(ctx, store.Blueprint{Owner: "", Name: "counter", Version: "1", Wasm: []byte("old")}, true); err != nil {
+	if _, err := s.PutBlueprint(ctx, store.BlueprintRecord{Owner: "", Name: "counter", Version: "1", Wasm: []byte("old")}, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutBlueprint(ctx, store.Blueprint{Owner: "", Name: "counter", Version: "1", Wasm: []byte("new")}, true); err != nil {
+	if _, err := s.PutBlueprint(ctx, store.BlueprintRecord{Owner: "", Name: "counter", Version: "1", Wasm: []byte("new")}, true); err != nil {
 		t.Fatal(err)
 	}
 	if bp, _ := s.Blueprint(ctx, "", "counter", "1"); string(bp.Wasm) != "new" {
@@ -113,12 +113,12 @@ func TestBlueprintVersionsAreKeptInInstallOrderAndNeverOverwrittenByAccident(t *
 func TestGadgetsAreListedPerOwnerAndDeletedWithTheirData(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, filepath.Join(t.TempDir(), "db"))
-	for _, g := range []store.Gadget{{ID: "a1", OwnerID: "alice"}, {ID: "b1", OwnerID: "bob"}, {ID: "a2", OwnerID: "alice"}} {
+	for _, g := range []store.GadgetRecord{{ID: "a1", OwnerID: "alice"}, {ID: "b1", OwnerID: "bob"}, {ID: "a2", OwnerID: "alice"}} {
 		if err := s.CreateGadget(ctx, g); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.CreateGadget(ctx, store.Gadget{ID: "a1", OwnerID: "bob"}); !errors.Is(err, store.ErrExists) {
+	if err := s.CreateGadget(ctx, store.GadgetRecord{ID: "a1", OwnerID: "bob"}); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("duplicate id: %v", err)
 	}
 	alice, _ := s.Gadgets(ctx, "alice")

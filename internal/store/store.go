@@ -41,8 +41,8 @@ type User struct {
 	CreatedAt time.Time
 }
 
-// Blueprint is one installed version of a blueprint.
-type Blueprint struct {
+// BlueprintRecord is one installed version of a blueprint.
+type BlueprintRecord struct {
 	Owner            string // id of the user who installed it; "" for builtins
 	Name             string
 	Version          string
@@ -60,8 +60,8 @@ type Blueprint struct {
 	SchemaNodes  []byte
 }
 
-// Gadget is one gadget's registry entry.
-type Gadget struct {
+// GadgetRecord is one gadget's registry entry.
+type GadgetRecord struct {
 	ID               string
 	Name             string
 	OwnerID          string
@@ -96,18 +96,18 @@ type Store interface {
 	// PutBlueprint stores bp and sets its Seq. If that version exists it
 	// fails with ErrExists, unless replace is set (builtins are replaced in
 	// place when the operator ships new code under the same version).
-	PutBlueprint(ctx context.Context, bp Blueprint, replace bool) (Blueprint, error)
+	PutBlueprint(ctx context.Context, bp BlueprintRecord, replace bool) (BlueprintRecord, error)
 	// Blueprint returns one version with its bodies.
-	Blueprint(ctx context.Context, owner, name, version string) (Blueprint, error)
+	Blueprint(ctx context.Context, owner, name, version string) (BlueprintRecord, error)
 	// Blueprints returns every version owned by owner ("" for builtins),
 	// without bodies, ordered by name then Seq.
-	Blueprints(ctx context.Context, owner string) ([]Blueprint, error)
+	Blueprints(ctx context.Context, owner string) ([]BlueprintRecord, error)
 
 	// CreateGadget adds g; ErrExists if the id is taken.
-	CreateGadget(ctx context.Context, g Gadget) error
-	Gadget(ctx context.Context, id string) (Gadget, error)
+	CreateGadget(ctx context.Context, g GadgetRecord) error
+	Gadget(ctx context.Context, id string) (GadgetRecord, error)
 	// Gadgets returns the gadgets ownerID owns, oldest first.
-	Gadgets(ctx context.Context, ownerID string) ([]Gadget, error)
+	Gadgets(ctx context.Context, ownerID string) ([]GadgetRecord, error)
 	// DeleteGadget removes the gadget and all its data.
 	DeleteGadget(ctx context.Context, id string) error
 

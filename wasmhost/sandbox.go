@@ -15,7 +15,7 @@ import (
 	"github.com/gadgetd/gadgetd/schema"
 )
 
-// Gadget is one gadget's sandbox: a module, the Host capability lent to it,
+// Sandbox is one gadget's sandbox: a module, the Host capability lent to it,
 // and at most one live instance, created on first use.
 //
 // Goroutines and locking: every call into the guest goes through inbox and is
@@ -26,7 +26,7 @@ import (
 // and closed. Close reaches into a running call only through ctx (every call
 // derives from it) and, past its bound, through running's wazero module,
 // which is safe to close from any goroutine.
-type Gadget struct {
+type Sandbox struct {
 	rt   *Runtime
 	mod  *Module
 	cfg  gadgetConfig
@@ -94,10 +94,10 @@ var (
 	ErrRestarted  error = exc.New(exc.Disconnected, "", "capability belongs to a gadget instance that has since stopped; open a new session")
 )
 
-// NewGadget prepares a gadget of module m. host becomes host import 0 in every
-// instance; NewGadget takes ownership of that reference.
-func (r *Runtime) NewGadget(m *Module, host schema.Host, opts ...GadgetOption) *Gadget {
-	g := &Gadget{
+// NewSandbox prepares a gadget of module m. host becomes host import 0 in every
+// instance; NewSandbox takes ownership of that reference.
+func (r *Runtime) NewSandbox(m *Module, host schema.Host, opts ...SandboxOption) *Sandbox {
+	g := &Sandbox{
 		rt:    r,
 		mod:   m,
 		host:  host,
@@ -122,17 +122,17 @@ func (r *Runtime) NewGadget(m *Module, host schema.Host, opts ...GadgetOption) *
 
 // Guest returns a capability for the guest's main object. It stays valid
 // across instance restarts; the caller releases it.
-func (g *Gadget) Guest() schema.Guest {
+func (g *Sandbox) Guest() schema.Guest {
 	return schema.Guest(g.newGuestObject(guestRef{gen: 0, index: 0}, nil))
 }
 
 // Live reports whether the gadget has a live instance right now.
-func (g *Gadget) Live() bool { return g.live.Load() }
+func (g *Sandbox) Live() bool { return g.live.Load() }
 
 // IdleSince reports whether the gadget has handled no call and no release
 // since t and is not handling one now. Its instance may still be live: that
 // is WithIdleTimeout's to end.
-func (g *Gadget) IdleSince(t time.Time) bool {
+func (g *Sandbox) IdleSince(t time.Time) bool {
 	return !g.busy.Load() && g.lastActive.Load() < t.UnixNano()
 }
 
@@ -143,7 +143,7 @@ func (g *Gadget) IdleSince(t time.Time) bool {
 // stops on its own whenever whatever holds it returns) and its instance is
 // closed from here, which frees its linear memory. Close is safe to call
 // more than once.
-func (g *Gadget) Close() {
+func (g *Sandbox) Close() {
 	g.mu.Lock()
 	if !g.closed {
 		g.closed = true
@@ -165,7 +165,7 @@ func (g *Gadget) Close() {
 // allows closing a module from another goroutine while it runs: the guest
 // exits at its next check, and its linear memory is released now
 // (linearMemory.Free).
-func (g *Gadget) abandon() {
+func (g *Sandbox) abandon() {
 	if inst := g.running.Load(); inst != nil && inst.mod != nil {
 		inst.mod.CloseWithExitCode(context.Background(), exitCodeAbandoned)
 	}
@@ -175,7 +175,7 @@ func (g *Gadget) abandon() {
 const exitCodeAbandoned = 0xdead
 
 // run is the worker: the only goroutine that touches the instance.
-func (g *Gadget) run() {
+func (g *Sandbox) run() {
 	defer close(g.done)
 	defer g.host.Release()
 	idle := time.NewTimer(g.rt.cfg.idleTimeout)
@@ -213,13 +213,13 @@ func (g *Gadget) run() {
 
 // setBusy marks the worker as handling a call or a release, or done with
 // it, and notes when.
-func (g *Gadget) setBusy(busy bool) {
+func (g *Sandbox) setBusy(busy bool) {
 	g.lastActive.Store(time.Now().UnixNano())
 	g.busy.Store(busy)
 }
 
 // enqueue hands d to the worker without blocking.
-func (g *Gadget) enqueue(d *delivery) error {
+func (g *Sandbox) enqueue(d *delivery) error {
 	select {
 	case <-g.quit:
 		return fmt.Errorf("%s: %w", g.cfg.name, ErrClosed)
@@ -233,7 +233,7 @@ func (g *Gadget) enqueue(d *delivery) error {
 	}
 }
 
-func (g *Gadget) handle(d *delivery) {
+func (g *Sandbox) handle(d *delivery) {
 	if d.skip() {
 		return
 	}
@@ -265,7 +265,7 @@ func (g *Gadget) handle(d *delivery) {
 // life on the live instance, by calling Guest.open again with the params it
 // was first opened with. Anything else from a stopped instance is gone: its
 // state lived in guest memory.
-func (g *Gadget) reopen(o *guestObject) error {
+func (g *Sandbox) reopen(o *guestObject) error {
 	d, err := g.reopenDelivery(o, nil)
 	if err != nil {
 		return err
@@ -279,7 +279,7 @@ func (g *Gadget) reopen(o *guestObject) error {
 
 // reopenDelivery builds the Guest.open call that reopens session o. then is
 // the call that waits for it, if it is to run next.
-func (g *Gadget) reopenDelivery(o *guestObject, then *delivery) (*delivery, error) {
+func (g *Sandbox) reopenDelivery(o *guestObject, then *delivery) (*delivery, error) {
 	// Copy under o.mu: Shutdown, when a client drops the session meanwhile,
 	// releases openParams under it (a race the stress test found).
 	o.mu.Lock()
@@ -297,7 +297,7 @@ func (g *Gadget) reopenDelivery(o *guestObject, then *delivery) (*delivery, erro
 }
 
 // adoptSession points o at the session that a reopening Guest.open returned.
-func (g *Gadget) adoptSession(o *guestObject, r reply) error {
+func (g *Sandbox) adoptSession(o *guestObject, r reply) error {
 	if r.err != nil {
 		return fmt.Errorf("%s: reopening a session after the instance restarted: %w", g.cfg.name, r.err)
 	}
@@ -323,11 +323,11 @@ func (g *Gadget) adoptSession(o *guestObject, r reply) error {
 }
 
 // main is the guestObject for the main object, which any instance serves.
-func (g *Gadget) main() *guestObject { return &guestObject{g: g} }
+func (g *Sandbox) main() *guestObject { return &guestObject{g: g} }
 
 // kill stops the live instance, if any, failing everything in flight in it
 // with err (nil for an orderly eviction).
-func (g *Gadget) kill(err error) {
+func (g *Sandbox) kill(err error) {
 	if g.inst != nil {
 		if err == nil {
 			err = fmt.Errorf("%s: %w", g.cfg.name, ErrRestarted)
@@ -345,7 +345,7 @@ func (g *Gadget) kill(err error) {
 
 // deliverReleases tells the live instance which of its exports the host
 // dropped, so the guest can free them.
-func (g *Gadget) deliverReleases() {
+func (g *Sandbox) deliverReleases() {
 	g.mu.Lock()
 	rs := g.releases
 	g.releases = nil
@@ -400,7 +400,7 @@ func (d *delivery) dropIfAbandoned() {
 // guestObject is the host-side capability for one object a guest exported.
 // Calls on it become deliveries; dropping it tells the guest.
 type guestObject struct {
-	g *Gadget
+	g *Sandbox
 
 	mu         sync.Mutex // guards the fields below; written by the worker
 	ref        guestRef
@@ -414,7 +414,7 @@ func isGuestOpen(m capnp.Method) bool {
 	return m.InterfaceID == guestOpen.InterfaceID && m.MethodID == guestOpen.MethodID
 }
 
-func (g *Gadget) newGuestObject(ref guestRef, openParams *capnp.Struct) capnp.Client {
+func (g *Sandbox) newGuestObject(ref guestRef, openParams *capnp.Struct) capnp.Client {
 	o := &guestObject{g: g, ref: ref}
 	if openParams != nil {
 		o.openParams = *openParams
