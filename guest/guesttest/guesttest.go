@@ -42,7 +42,7 @@ type Gadget struct {
 	rt     *wasmhost.Runtime
 	mod    *wasmhost.Module
 	host   *memhost.Host
-	gadget *wasmhost.Gadget
+	gadget *wasmhost.Sandbox
 }
 
 // Start builds the guest package in dir (usually ".", the package under
@@ -75,7 +75,7 @@ func Start(t testing.TB, dir string) *Gadget {
 }
 
 func (g *Gadget) start(t testing.TB) {
-	g.gadget = g.rt.NewGadget(g.mod, g.host.Client(), wasmhost.WithName(t.Name()), wasmhost.WithCallScope(g.host.Begin))
+	g.gadget = g.rt.NewSandbox(g.mod, g.host.Client(), wasmhost.WithName(t.Name()), wasmhost.WithCallScope(g.host.Begin))
 	t.Cleanup(g.gadget.Close)
 }
 

@@ -73,14 +73,14 @@ func newEnv(t *testing.T, maxTotal int) *env {
 }
 
 // gadget starts a gadget on the env's host storage.
-func (e *env) gadget() *wasmhost.Gadget {
-	g := e.rt.NewGadget(e.mod, e.host.Client(), wasmhost.WithName("notes"), wasmhost.WithCallScope(e.host.Begin))
+func (e *env) gadget() *wasmhost.Sandbox {
+	g := e.rt.NewSandbox(e.mod, e.host.Client(), wasmhost.WithName("notes"), wasmhost.WithCallScope(e.host.Begin))
 	e.t.Cleanup(g.Close)
 	return g
 }
 
 // open opens a session of g for a user with a role.
-func open(t *testing.T, g *wasmhost.Gadget, userID string, role schema.Role) notespb.Notes {
+func open(t *testing.T, g *wasmhost.Sandbox, userID string, role schema.Role) notespb.Notes {
 	t.Helper()
 	s, err := tryOpen(g, userID, role)
 	if err != nil {
@@ -90,7 +90,7 @@ func open(t *testing.T, g *wasmhost.Gadget, userID string, role schema.Role) not
 	return s
 }
 
-func tryOpen(g *wasmhost.Gadget, userID string, role schema.Role) (notespb.Notes, error) {
+func tryOpen(g *wasmhost.Sandbox, userID string, role schema.Role) (notespb.Notes, error) {
 	ctx := context.Background()
 	guest := g.Guest()
 	defer guest.Release()
