@@ -262,3 +262,19 @@ func blueprintNames(t *testing.T, ws schema.Workspace) []string {
 	}
 	return names
 }
+
+// An installBlueprint with no bundle (a null pointer, as the stress test's
+// random calls send) used to dereference a nil segment and kill the
+// server. It is refused, and the server serves on.
+func TestAnInstallWithNoBundleIsRefusedAndTheServerServesOn(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := loginResolved(t, h, "alice")
+	f, release := ws.InstallBlueprint(testCtx(t), nil)
+	defer release()
+	if _, err := f.Struct(); err == nil || !strings.Contains(err.Error(), "installBlueprint needs a bundle") {
+		t.Fatalf("an install with no bundle: %v, want a refusal naming the missing bundle", err)
+	}
+	if err := workspaceWorks(t, ws); err != nil {
+		t.Fatalf("the server after an install with no bundle: %v", err)
+	}
+}

@@ -44,9 +44,13 @@ func (w *workspace) InstallBlueprint(ctx context.Context, call schema.Workspace_
 	if err != nil {
 		return err
 	}
+	if !in.IsValid() {
+		return errString("installBlueprint needs a bundle")
+	}
 	// A bundle sent in one message takes an upload slot too, so that a
-	// user's installs in progress are bounded however they arrive.
-	size, err := in.Segment().Message().TotalSize()
+	// user's installs in progress are bounded however they arrive. (The
+	// call's message holds it, and is never a null pointer as a field is.)
+	size, err := call.Args().Message().TotalSize()
 	if err != nil {
 		return err
 	}
