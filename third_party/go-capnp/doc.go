@@ -5,7 +5,7 @@ https://capnproto.org/
 Read the Getting Started guide for a tutorial on how to use this
 package. https://github.com/capnproto/go-capnproto2/wiki/Getting-Started
 
-Generating code
+# Generating code
 
 capnpc-go provides the compiler backend for capnp.
 
@@ -37,7 +37,7 @@ that godoc will pick it up. For example:
 	  day   @2   :UInt8 ;
 	}
 
-Messages and Segments
+# Messages and Segments
 
 In Cap'n Proto, the unit of communication is a message. A message
 consists of one or more segments -- contiguous blocks of memory.  This
@@ -53,7 +53,7 @@ and unmarshaling its segments to the wire format.  If the application
 needs to read or write from a stream, it should use the Encoder and
 Decoder types.
 
-Pointers
+# Pointers
 
 The type for a generic reference to a Cap'n Proto object is Ptr.  A Ptr
 can refer to a struct, a list, or an interface.  Ptr, Struct, List, and
@@ -79,14 +79,14 @@ generates list wrappers for named types.  However, if you need to use
 deeper nesting of lists (e.g. List(List(UInt8))), you will need to use a
 PointerList and wrap the elements.
 
-Structs
+# Structs
 
 For the following schema:
 
-struct Foo @0x8423424e9b01c0af {
-  num @0 :UInt32;
-  bar @1 :Foo;
-}
+	struct Foo @0x8423424e9b01c0af {
+	  num @0 :UInt32;
+	  bar @1 :Foo;
+	}
 
 capnpc-go will generate:
 
@@ -163,8 +163,7 @@ capnpc-go will generate:
 	// Bar returns a promise for that bar field.
 	func (p Foo_Promise) Bar() Foo_Promise
 
-
-Groups
+# Groups
 
 For each group a typedef is created with a different method set for just the
 groups fields:
@@ -190,7 +189,7 @@ That way the following may be used to access a field in a group:
 
 Note that group accessors just convert the type and so have no overhead.
 
-Unions
+# Unions
 
 Named unions are treated as a group with an inner unnamed union. Unnamed
 unions generate an enum Type_Which and a corresponding Which() function:
@@ -258,7 +257,7 @@ and in usage:
 	f.SetA()         // Set that we are using group A
 	f.A().SetV(true) // then we can use the group A getter to set the inner values
 
-Enums
+# Enums
 
 capnpc-go generates enum values as constants. For example in the capnp file:
 
@@ -316,7 +315,7 @@ In the generated go file:
 		}
 	}
 
-Interfaces
+# Interfaces
 
 capnpc-go generates type-safe Client wrappers for interfaces. For parameter
 lists and result lists, structs are generated as described above with the names

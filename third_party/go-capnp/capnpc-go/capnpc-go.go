@@ -153,7 +153,7 @@ func (g *generator) defineSchemaVar() error {
 			return fmt.Errorf("BUG: file %v, $Go.package %q: not found", g.fileID, g.nodes[g.fileID].pkg)
 		}
 		if pkg.done {
-			return nil	// RegisterSchema was written in another file
+			return nil // RegisterSchema was written in another file
 		}
 		ids = make([]uint64, len(pkg.nodeId))
 		copy(ids, pkg.nodeId)
@@ -1263,7 +1263,7 @@ func main() {
 		reqf := reqFiles.At(i)
 		fname, err := reqf.Filename()
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "capnpc-go: failed to get filename %d/%d: %v\n", i + 1, reqFiles.Len(), err)
+			fmt.Fprintf(os.Stderr, "capnpc-go: failed to get filename %d/%d: %v\n", i+1, reqFiles.Len(), err)
 			success = false
 			break
 		}

@@ -11,10 +11,10 @@ import (
 )
 
 // These renames only apply to the codegen for struct fields.
-var renameIdents = map[string]bool {
-	"IsValid": true,	// This is not a complete list.
-	"Segment": true,	// E.g. "ToPtr", "SetNull" are too
-	"String":  true,	// unusual to burden codegen with.
+var renameIdents = map[string]bool{
+	"IsValid": true, // This is not a complete list.
+	"Segment": true, // E.g. "ToPtr", "SetNull" are too
+	"String":  true, // unusual to burden codegen with.
 	"Message": true,
 	"Which":   true,
 }
@@ -36,7 +36,7 @@ func (n *node) codeOrderFields() []field {
 		fann, _ := f.Annotations()
 		fname, _ := f.Name()
 		var renamed = parseAnnotations(fann).Rename(fname)
-		if renamed == fname {	// Avoid collisions if no annotation
+		if renamed == fname { // Avoid collisions if no annotation
 			if _, ok := renameIdents[strings.Title(fname)]; ok {
 				renamed = fname + "_"
 			}
@@ -246,7 +246,7 @@ type nodeTrees struct {
 	nodes nodeMap
 	// pkgs maps each $Go.package annotation to the schema node Ids
 	// used to write a RegisterSchemas block
-	pkgs  pkgMap
+	pkgs pkgMap
 }
 
 func makeNodeTrees(req schema.CodeGeneratorRequest) (nodeTrees, error) {

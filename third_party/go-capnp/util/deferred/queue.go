@@ -20,7 +20,8 @@ package deferred
 // q := &Queue{}
 // defer q.Run()
 // f(q) // pass the queue to a subroutine, which may queue
-//      // up actions to be run after *this* function returns.
+//
+//	// up actions to be run after *this* function returns.
 type Queue []func()
 
 // Run runs all deferred actions, in the order they were added.

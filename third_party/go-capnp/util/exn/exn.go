@@ -32,8 +32,8 @@ type Thrower = func(error, ...string)
 // without terminating f. This is so that error handling code can
 // pass errors to throw unconditionally, like:
 //
-// 	v, err := foo()
-// 	throw(err)
+//	v, err := foo()
+//	throw(err)
 //
 // f must not store throw or otherwise cause it to be invoked after
 // Try returns.
