@@ -33,7 +33,7 @@ RACE ?= 1
 # guests, which under -race on a busy 2-core machine took 10 minutes each;
 # a hung test still ends the run, with its stack.
 TESTFLAGS ?= -count=1 -timeout 25m
-# Extra Debian packages for browser tests (chromium); see scripts/deps.sh.
+# Flags for scripts/deps.sh, e.g. DEPS_FLAGS=--check to install nothing.
 DEPS_FLAGS ?=
 TEST_JSON := bin/test-results.json
 

@@ -3,12 +3,12 @@
 # else. Idempotent: when everything is present it only checks and returns in
 # well under a second; `apt-get update` runs only when a package is missing.
 #
-#   scripts/deps.sh              core tools: capnp, libcapnp-dev, wabt, g++,
-#                                make, pkg-config, capnpc-go, gotestsum
+#   scripts/deps.sh              what make test needs: capnp, libcapnp-dev,
+#                                wabt, g++, make, pkg-config, chromium (the
+#                                browser tests drive it headless over CDP, so
+#                                no chromedriver), capnpc-go, gotestsum
 #   scripts/deps.sh --run        only what make run needs: capnp and
 #                                capnpc-go (blueprint build)
-#   scripts/deps.sh --browser    also chromium and chromium-driver (browser
-#                                tests); GADGETD_DEPS_BROWSER=1 does the same
 #   scripts/deps.sh --check      install nothing; report what is missing and
 #                                exit 1 if anything is
 #
@@ -23,15 +23,13 @@ set -euo pipefail
 CAPNPC_GO_VERSION=v3.1.0-alpha.2
 GOTESTSUM_VERSION=v1.13.0
 
-APT_CORE=(capnproto libcapnp-dev wabt g++ make pkg-config)
-APT_BROWSER=(chromium chromium-driver)
+# Debian's chromium, never a downloaded browser: web/browsertest runs it.
+APT_CORE=(capnproto libcapnp-dev wabt g++ make pkg-config chromium)
 
-browser=${GADGETD_DEPS_BROWSER:-0}
 check_only=0
 run_only=0
 for arg in "$@"; do
 	case "$arg" in
-	--browser) browser=1 ;;
 	--run) run_only=1 ;;
 	--check) check_only=1 ;;
 	-h | --help)
@@ -99,9 +97,6 @@ want=("${APT_CORE[@]}")
 if [[ "$run_only" == 1 ]]; then
 	want=(capnproto)
 fi
-if [[ "$browser" == 1 ]]; then
-	want+=("${APT_BROWSER[@]}")
-fi
 
 installed() {
 	local status
@@ -123,10 +118,7 @@ else
 		command -v g++ >/dev/null 2>&1 || missing+=(g++)
 		command -v make >/dev/null 2>&1 || missing+=(make)
 		command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-	fi
-	if [[ "$browser" == 1 ]]; then
 		command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-		command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 	fi
 	if ((${#missing[@]})); then
 		say "this is not a Debian system; install the equivalents of: ${missing[*]}"
