@@ -13,24 +13,16 @@ package rpcguard
 // the reader when there is room again. codec.mu serializes the two writers
 // of the stream (the send goroutine and the reader's own exceptions).
 //
-// Holding. go-capnp v3.1.0-alpha.2 queues a call that names an answer still
-// being computed (a pipelined call) in an AnswerQueue, and when that answer
-// arrives it dereferences a nil PipelineCaller for every queued call whose
-// target cannot take it: a field that is not a capability, a null or broken
-// capability, a rejected promise. The panic is in a library goroutine and
-// kills the process. Whether a target can take a call is decided by content
-// we do not control (a guest's answer, a blueprint's schema), so instead of
-// judging targets the Transport makes sure rpc.Conn never queues: a message
-// that names one of the peer's questions whose answer has not been sent yet
-// (a call or disembargo aimed at it, a capability descriptor pointing into
-// it) is held until the Return for that question goes out through Send, and
-// only then handed to rpc.Conn, which by then resolves the target from the
-// results it has in hand. A Finish for a held call is held behind the call.
-// Pipelining still costs the client one round trip: the server, not the
-// network, does the waiting. Held messages keep their relative order when
-// they name a common question (E-order); messages that name nothing held go
-// ahead. A connection holds at most 2×MaxInFlight messages, and at most
-// MaxInFlightBytes of those that are not calls; past either it is closed.
+// Holding: rpc.Conn must never queue a call on an unreturned answer (in
+// go-capnp v3.1.0-alpha.2 that queue can panic the process; the story is in
+// docs/RATIONALE.md). So a message that names one of the peer's questions
+// whose Return has not been sent yet (a call or disembargo aimed at it, a
+// capability descriptor pointing into it, the Finish of a held call) is held
+// here until that Return goes out through Send, and only then handed to
+// rpc.Conn. Held messages keep their relative order when they name a common
+// question (E-order); messages that name nothing held go ahead. A connection
+// holds at most 2×MaxInFlight messages, and at most MaxInFlightBytes of
+// those that are not calls; past either it is closed.
 //
 // Exports: exports.go mirrors the reference counts of rpc.Conn's export
 // table from the messages that pass, to bound what the peer holds of ours.
