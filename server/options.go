@@ -205,18 +205,55 @@ func WithConnTimeouts(idle, message time.Duration) Option {
 	}
 }
 
-// WithConnLogRateLimit bounds the log lines about Cap'n Proto connections
-// that have not logged in (refused, or cut off for a limit), all of them
-// together: at most burst at once and linesPerSecond on average. Lines past
-// it are dropped, and one line every 10 s says how many. Lines about
-// connections that have logged in are never dropped. Zero keeps a default:
-// 1 line per second in bursts of 20.
-func WithConnLogRateLimit(linesPerSecond float64, burst int) Option {
+// LoginLimits bound a Cap'n Proto connection until it logs in: a stranger
+// may send only small messages, few at a time, must keep talking, and must
+// log in soon. A zero field keeps its default (DefaultLoginLimits).
+type LoginLimits struct {
+	MaxMessageSize   uint64        // one incoming message
+	MaxCallsInFlight int           // calls the server works on at once
+	MaxCallBytes     uint64        // the message bytes of those calls
+	IdleTimeout      time.Duration // between messages
+	LoginTimeout     time.Duration // from connecting to logging in
+	MaxPerAddress    int           // such connections from one address
+
+	// LogRate (lines per second) and LogBurst bound the log lines about
+	// such connections (refused, or cut off for a limit), all of them
+	// together, so strangers cannot fill the log. Lines past them are
+	// dropped, and one line every 10 s says how many. Lines about
+	// connections that have logged in are never dropped.
+	LogRate  float64
+	LogBurst int
+}
+
+// DefaultLoginLimits are the LoginLimits of a server configured with none.
+func DefaultLoginLimits() LoginLimits {
+	u := rpcguard.DefaultLimits().Unauthenticated
+	return LoginLimits{
+		MaxMessageSize:   u.MaxMessageSize,
+		MaxCallsInFlight: u.MaxInFlight,
+		MaxCallBytes:     u.MaxInFlightBytes,
+		IdleTimeout:      u.IdleTimeout,
+		LoginTimeout:     u.LoginTimeout,
+		MaxPerAddress:    u.MaxPerAddress,
+		LogRate:          u.LogRate,
+		LogBurst:         u.LogBurst,
+	}
+}
+
+// WithLoginLimits sets the bounds of connections that have not logged in.
+func WithLoginLimits(l LoginLimits) Option {
 	return func(c *config) {
-		if linesPerSecond > 0 {
-			c.conn.Unauthenticated.LogRate = linesPerSecond
+		u := &c.conn.Unauthenticated
+		u.MaxMessageSize = positiveOr(l.MaxMessageSize, u.MaxMessageSize)
+		u.MaxInFlight = positiveOr(l.MaxCallsInFlight, u.MaxInFlight)
+		u.MaxInFlightBytes = positiveOr(l.MaxCallBytes, u.MaxInFlightBytes)
+		u.IdleTimeout = positiveOr(l.IdleTimeout, u.IdleTimeout)
+		u.LoginTimeout = positiveOr(l.LoginTimeout, u.LoginTimeout)
+		u.MaxPerAddress = positiveOr(l.MaxPerAddress, u.MaxPerAddress)
+		if l.LogRate > 0 {
+			u.LogRate = l.LogRate
 		}
-		c.conn.Unauthenticated.LogBurst = positiveOr(burst, c.conn.Unauthenticated.LogBurst)
+		u.LogBurst = positiveOr(l.LogBurst, u.LogBurst)
 	}
 }
 

@@ -41,6 +41,16 @@ type serveConfig struct {
 		IdleTimeout        duration `toml:"idle_timeout"`
 		MessageTimeout     duration `toml:"message_timeout"`
 	} `toml:"connections"`
+	Logins struct {
+		MaxMessageSize   size     `toml:"max_message_size"`
+		MaxCallsInFlight count    `toml:"max_calls_in_flight"`
+		MaxCallBytes     size     `toml:"max_call_bytes_in_flight"`
+		IdleTimeout      duration `toml:"idle_timeout"`
+		LoginTimeout     duration `toml:"login_timeout"`
+		MaxPerAddress    count    `toml:"max_per_address"`
+		LogRate          rate     `toml:"log_rate"`
+		LogBurst         count    `toml:"log_burst"`
+	} `toml:"logins"`
 	Users struct {
 		MaxGadgets           count `toml:"max_gadgets"`
 		MaxBlueprintVersions count `toml:"max_blueprint_versions"`
@@ -79,9 +89,18 @@ type serveConfig struct {
 		QueueLimit        count    `toml:"queue_limit"`
 		IdleTimeout       duration `toml:"idle_timeout"`
 		MaxLive           count    `toml:"max_live"`
+		IdleRelease       duration `toml:"idle_release"`
+		IdleModules       count    `toml:"idle_modules"`
 		// Unset, one user's gadgets share half the budget (wasmhost).
 		MemoryShare size `toml:"memory_share"`
 	} `toml:"gadgets"`
+	Logs struct {
+		Lines    count `toml:"lines"`
+		LineSize size  `toml:"line_size"`
+		Bytes    size  `toml:"bytes"`
+		Rate     rate  `toml:"rate"`
+		Burst    count `toml:"burst"`
+	} `toml:"logs"`
 }
 
 // defaultServeConfig is the configuration with no file and no flags: the
@@ -101,6 +120,10 @@ func defaultServeConfig() serveConfig {
 	d.MaxConcurrent, d.MaxPerUser, d.Timeout = server.DefaultMaxCompiles, server.DefaultMaxCompilesPerUser, duration(server.DefaultInstallTimeout)
 	d.CompileCPU, d.CompileMemory = duration(wasmhost.DefaultCompileCPUTime), wasmhost.DefaultCompileMemory
 
+	l, ld := &c.Logins, server.DefaultLoginLimits()
+	l.MaxMessageSize, l.MaxCallsInFlight, l.MaxCallBytes = size(ld.MaxMessageSize), count(ld.MaxCallsInFlight), size(ld.MaxCallBytes)
+	l.IdleTimeout, l.LoginTimeout, l.MaxPerAddress = duration(ld.IdleTimeout), duration(ld.LoginTimeout), count(ld.MaxPerAddress)
+	l.LogRate, l.LogBurst = rate(ld.LogRate), count(ld.LogBurst)
 	c.Uploads.MaxPerUser, c.Uploads.MaxTotal = server.DefaultUploadsPerUser, server.DefaultUploadBytes
 	b := &c.Blueprints
 	b.MaxWasmSize, b.MaxUISize, b.MaxSchemaSize = server.DefaultMaxWasmSize, server.DefaultMaxUISize, server.DefaultMaxSchemaSize
@@ -111,6 +134,10 @@ func defaultServeConfig() serveConfig {
 	g.Memory, g.MemoryBudget = wasmhost.DefaultMemoryLimit, wasmhost.DefaultMemoryBudget
 	g.CallTimeout, g.ClientCallTimeout = duration(wasmhost.DefaultCallTimeout), duration(wasmhost.DefaultClientCallTimeout)
 	g.QueueLimit, g.IdleTimeout, g.MaxLive = wasmhost.DefaultQueueLimit, duration(wasmhost.DefaultIdleTimeout), wasmhost.DefaultMaxLive
+	g.IdleRelease, g.IdleModules = duration(server.DefaultIdleShellTimeout), server.DefaultMaxIdleModules
+	lg := &c.Logs
+	lg.Lines, lg.LineSize, lg.Bytes = server.DefaultLogLines, server.DefaultLogLineSize, server.DefaultLogBytes
+	lg.Rate, lg.Burst = server.DefaultLogRate, server.DefaultLogBurst
 	return c
 }
 
@@ -139,6 +166,7 @@ func loadConfig(path string) (serveConfig, error) {
 // serverOptions maps the limits to the server's options, one line each.
 func (c *serveConfig) serverOptions() []server.Option {
 	n, u, i, up, b, s, g := &c.Connections, &c.Users, &c.Installs, &c.Uploads, &c.Blueprints, &c.Storage, &c.Gadgets
+	l, lg := &c.Logins, &c.Logs
 	return []server.Option{
 		server.WithMaxConnections(int(n.Max)),
 		server.WithMaxMessageSize(uint64(n.MaxMessageSize)),
@@ -147,6 +175,16 @@ func (c *serveConfig) serverOptions() []server.Option {
 		server.WithMaxExports(int(n.MaxCapsHeld)),
 		server.WithMaxInFlightTotal(int(n.TotalCallsInFlight), uint64(n.TotalCallBytes)),
 		server.WithConnTimeouts(time.Duration(n.IdleTimeout), time.Duration(n.MessageTimeout)),
+		server.WithLoginLimits(server.LoginLimits{
+			MaxMessageSize:   uint64(l.MaxMessageSize),
+			MaxCallsInFlight: int(l.MaxCallsInFlight),
+			MaxCallBytes:     uint64(l.MaxCallBytes),
+			IdleTimeout:      time.Duration(l.IdleTimeout),
+			LoginTimeout:     time.Duration(l.LoginTimeout),
+			MaxPerAddress:    int(l.MaxPerAddress),
+			LogRate:          float64(l.LogRate),
+			LogBurst:         int(l.LogBurst),
+		}),
 		server.WithUserQuotas(int(u.MaxGadgets), int(u.MaxBlueprintVersions)),
 		server.WithMaxInFlightPerUser(int(u.MaxCallsInFlight), uint64(u.MaxCallBytes)),
 		server.WithInstallLimits(int(i.MaxConcurrent), int(i.MaxPerUser)),
@@ -155,6 +193,11 @@ func (c *serveConfig) serverOptions() []server.Option {
 		server.WithBlueprintLimits(int(b.MaxWasmSize), int(b.MaxUISize), int(b.MaxSchemaSize)),
 		server.WithStorageLimits(int(s.MaxKeySize), int(s.MaxValueSize), int64(s.MaxTotalSize)),
 		server.WithStorageCallLimits(int(s.MaxWritesPerCall), int64(s.MaxBufferedPerCall), int64(s.MaxListSize)),
+		server.WithIdleShellTimeout(time.Duration(g.IdleRelease)),
+		server.WithMaxIdleModules(int(g.IdleModules)),
+		server.WithLogLimits(int(lg.Lines), int(lg.LineSize)),
+		server.WithLogBytes(int(lg.Bytes)),
+		server.WithLogRateLimit(float64(lg.Rate), int(lg.Burst)),
 		server.WithWasmOptions(
 			wasmhost.WithMemoryLimit(uint64(g.Memory)),
 			wasmhost.WithMemoryBudget(uint64(g.MemoryBudget)),
@@ -179,6 +222,8 @@ type (
 	size int64
 	// duration is a positive Go duration string: "30s", "10m", "1h30m".
 	duration time.Duration
+	// rate is a positive number of events per second: 20, or 0.5.
+	rate float64
 )
 
 // maxValue bounds a count, so it fits an int on any platform. Sizes are
@@ -246,5 +291,22 @@ func (d *duration) UnmarshalTOML(v any) error {
 		return fmt.Errorf(`want a positive duration such as "30s" or "10m", got %q`, s)
 	}
 	*d = duration(t)
+	return nil
+}
+
+func (r *rate) UnmarshalTOML(v any) error {
+	var f float64
+	switch v := v.(type) {
+	case int64:
+		f = float64(v)
+	case float64:
+		f = v
+	default:
+		return fmt.Errorf("want a positive number per second, such as 20 or 0.5, got %v", v)
+	}
+	if !(f > 0 && f <= maxValue) {
+		return fmt.Errorf("want a positive number per second, such as 20 or 0.5, got %v", v)
+	}
+	*r = rate(f)
 	return nil
 }
