@@ -117,6 +117,14 @@ func (s *Server) ServeCapnp(ln net.Listener) error {
 	return s.rpc.Serve(ln)
 }
 
+// ServeGatewayConn serves the Gateway on nc, a connection accepted
+// elsewhere (a websocket, which is an rpcguard.MessageConn), under the same
+// limits as the connections of ServeCapnp, and shares them with those. It
+// returns at once; the server owns nc from then on.
+func (s *Server) ServeGatewayConn(nc net.Conn) {
+	s.rpc.ServeConn(nc, s.gatewayFor)
+}
+
 // Close stops serving, kills every sandbox and closes the store.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()

@@ -12,9 +12,15 @@ var homePage []byte
 // no request to anywhere.
 const homeCSP = "default-src 'none'; style-src 'unsafe-inline'"
 
-// Handler serves GET /healthz ("ok") and the home page at GET /.
-func Handler() http.Handler {
+// Handler serves GET /healthz ("ok"), the home page at GET /, and with
+// WithCapnp the websocket endpoints (ws.go).
+func Handler(opts ...Option) http.Handler {
+	cfg := newConfig(opts)
 	mux := http.NewServeMux()
+	if cfg.capnp != nil {
+		ws := newWebsockets(cfg)
+		mux.HandleFunc("GET /ws", ws.serveGateway)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))

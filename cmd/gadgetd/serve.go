@@ -155,7 +155,7 @@ func runServer(cfg serveConfig, devExamples string, stdout, stderr io.Writer) (e
 	}
 
 	httpSrv := &http.Server{
-		Handler:           web.Handler(),
+		Handler:           web.Handler(web.WithCapnp(srv)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		WriteTimeout:      time.Minute,

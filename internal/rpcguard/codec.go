@@ -15,13 +15,15 @@ import (
 )
 
 func newCodec(conn net.Conn, lim Limits, budget func() Budget) *codec {
-	return &codec{
+	c := &codec{
 		conn:   conn,
 		lim:    lim,
 		budget: budget,
 		reader: deadlineReader{conn: conn, messageTimeout: lim.MessageTimeout},
 		enc:    capnp.NewEncoder(conn),
 	}
+	c.framed, _ = conn.(MessageConn)
+	return c
 }
 
 // codec frames messages on conn with size bounds and deadlines. Decode is
@@ -29,6 +31,7 @@ func newCodec(conn net.Conn, lim Limits, budget func() Budget) *codec {
 // goroutines, so mu serializes writers.
 type codec struct {
 	conn   net.Conn
+	framed MessageConn // conn, if its transport delimits messages itself; nil for a stream
 	lim    Limits
 	budget func() Budget // what the peer has earned so far
 	recv   *recvBudget   // shared by a Server's connections; nil: unbounded
@@ -51,9 +54,17 @@ func (c *codec) Decode() (*capnp.Message, error) {
 	if err := c.reader.awaitMessage(c.budget().IdleTimeout); err != nil {
 		return nil, err
 	}
-	// The size limit is read once the message has started: a login that
-	// succeeded while the reader waited lifts it for the very next message.
-	buf, err := readFrame(&c.reader, func() uint64 { return c.budget().MaxMessageSize }, c.recv)
+	var (
+		buf []byte
+		err error
+	)
+	if c.framed != nil {
+		buf, err = c.decodeFramed()
+	} else {
+		// The size limit is read once the message has started: a login that
+		// succeeded while the reader waited lifts it for the very next message.
+		buf, err = readFrame(&c.reader, func() uint64 { return c.budget().MaxMessageSize }, c.recv)
+	}
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -62,6 +73,36 @@ func (c *codec) Decode() (*capnp.Message, error) {
 		return nil, err
 	}
 	return capnp.Unmarshal(buf)
+}
+
+// decodeFramed reads the next message of a MessageConn, which must hold
+// exactly one Cap'n Proto message in the stream framing: the transport's
+// own limit on its messages is the budget's message size, and readFrame
+// still refuses a header that claims more before the body arrives.
+func (c *codec) decodeFramed() ([]byte, error) {
+	limit := c.budget().MaxMessageSize
+	r, err := c.framed.NextMessage(int64(limit))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.conn.SetReadDeadline(time.Now().Add(c.lim.MessageTimeout)); err != nil {
+		return nil, err
+	}
+	buf, err := readFrame(r, func() uint64 { return limit }, c.recv)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("%w: a transport message ended inside the Cap'n Proto message it carries; send each message in one", ErrProtocol)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var extra [1]byte
+	switch n, err := io.ReadFull(r, extra[:]); {
+	case n > 0:
+		return nil, fmt.Errorf("%w: a transport message holds more than the one Cap'n Proto message it may carry", ErrProtocol)
+	case !errors.Is(err, io.EOF):
+		return nil, err
+	}
+	return buf, nil
 }
 
 // readFrame reads one framed message from r, of at most the bytes limit
@@ -136,7 +177,23 @@ func (c *codec) Encode(m *capnp.Message) error {
 	if err := c.conn.SetWriteDeadline(time.Now().Add(c.lim.WriteTimeout)); err != nil {
 		return err
 	}
-	return c.enc.Encode(m)
+	return encode(c.conn, c.enc, m)
+}
+
+// encode writes m to conn through enc, whose writer is conn: in the stream
+// framing, and to a MessageConn in one Write, its transport message. (An
+// Encoder writes a message's header and segments in several Writes unless
+// conn can write them all at once, as a TCP connection can.)
+func encode(conn net.Conn, enc *capnp.Encoder, m *capnp.Message) error {
+	if _, framed := conn.(MessageConn); !framed {
+		return enc.Encode(m)
+	}
+	buf, err := m.Marshal()
+	if err != nil {
+		return err
+	}
+	_, err = conn.Write(buf)
+	return err
 }
 
 func (c *codec) Close() error { return c.conn.Close() }

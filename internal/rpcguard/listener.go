@@ -1,7 +1,8 @@
 package rpcguard
 
 // Design: Serve owns the accept loop of one listener (several listeners may
-// share a Server). Each accepted connection gets an rpc.Conn over a guarded
+// share a Server); ServeConn takes connections accepted elsewhere into the
+// same set. Each accepted connection gets an rpc.Conn over a guarded
 // Transport and one goroutine that waits for it to end and gives its slot
 // back. Close stops every listener, shuts every connection down and waits for
 // those goroutines. mu guards the listener and connection sets. What is
@@ -138,8 +139,19 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		s.start(nc)
+		s.start(nc, s.bootstrap)
 	}
+}
+
+// ServeConn serves bootstrap on nc, a connection accepted elsewhere (an
+// HTTP server's websocket, say), exactly as Serve serves an accepted one:
+// within the same Limits, budgets and connection limit, shared with every
+// other connection of s. nc may be a MessageConn. It returns at once; s
+// owns nc from then on, and closes it when the connection ends or s
+// closes. A bootstrap may call Peer.Authenticated at once, for a
+// connection whose peer proved who it is before it connected.
+func (s *Server) ServeConn(nc net.Conn, bootstrap Bootstrap) {
+	s.start(nc, bootstrap)
 }
 
 func isTemporary(err error) bool {
@@ -151,7 +163,7 @@ func isTemporary(err error) bool {
 // and every connection has logged in: a refused peer learns immediately
 // instead of hanging in the backlog. When some have not, the oldest of those
 // makes room.
-func (s *Server) start(nc net.Conn) {
+func (s *Server) start(nc net.Conn, bootstrap Bootstrap) {
 	host := connlimit.Host(nc.RemoteAddr())
 	s.mu.Lock()
 	if s.closed {
@@ -187,7 +199,7 @@ func (s *Server) start(nc net.Conn) {
 	t.server = s.inFlight
 	t.codec.recv = s.recv
 	conn := rpc.NewConn(t, &rpc.Options{
-		BootstrapClient: s.bootstrap(&Peer{t: t, remote: nc.RemoteAddr()}),
+		BootstrapClient: bootstrap(&Peer{t: t, remote: nc.RemoteAddr()}),
 		Logger:          newConnLog(t, nc.RemoteAddr().String(), s.logger, s.strangerLog),
 	})
 	s.conns[conn] = struct{}{}
@@ -245,7 +257,7 @@ func refuse(nc net.Conn, reason string) {
 		return
 	}
 	nc.SetWriteDeadline(time.Now().Add(time.Second))
-	capnp.NewEncoder(nc).Encode(msg)
+	encode(nc, capnp.NewEncoder(nc), msg)
 }
 
 // ConnCount reports how many connections are open.
