@@ -161,6 +161,17 @@ interface Gadget {
   # with "removing gadget ... needs the owner role". A call the gadget is
   # running fails. Every outstanding capability to it, and every session
   # opened from it, fails from then on.
+
+  frameTicket @6 () -> (ticket :Text, expiresAt :Int64);
+  # A ticket for one websocket to this gadget's session, for the browser
+  # shell to hand its sandboxed frame: `/ws/frame?ticket=...` on the HTTP
+  # listener bootstraps straight to a session opened as `open()` opens one,
+  # for this user with this role, and reaches nothing else. It is
+  # single-use, expires at `expiresAt` (Unix milliseconds; a minute by
+  # default), lives in the server's memory only, and is refused once the
+  # token this capability was obtained with is revoked or the gadget is
+  # removed; revoking that token later cuts the frame's session off too.
+  # A user holds a bounded number of unused tickets at once.
 }
 
 struct ListedGadget {

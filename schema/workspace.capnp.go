@@ -3450,6 +3450,26 @@ func (c Gadget) Remove(ctx context.Context, params func(Gadget_remove_Params) er
 
 }
 
+func (c Gadget) FrameTicket(ctx context.Context, params func(Gadget_frameTicket_Params) error) (Gadget_frameTicket_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      6,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "frameTicket",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_frameTicket_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_frameTicket_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Gadget) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -3534,6 +3554,8 @@ type Gadget_Server interface {
 	Logs(context.Context, Gadget_logs) error
 
 	Remove(context.Context, Gadget_remove) error
+
+	FrameTicket(context.Context, Gadget_frameTicket) error
 }
 
 // Gadget_NewServer creates a new Server from an implementation of Gadget_Server.
@@ -3552,7 +3574,7 @@ func Gadget_ServerToClient(s Gadget_Server) Gadget {
 // This can be used to create a more complicated Server.
 func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 6)
+		methods = make([]server.Method, 0, 7)
 	}
 
 	methods = append(methods, server.Method{
@@ -3624,6 +3646,18 @@ func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Remove(ctx, Gadget_remove{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      6,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "frameTicket",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.FrameTicket(ctx, Gadget_frameTicket{call})
 		},
 	})
 
@@ -3730,6 +3764,23 @@ func (c Gadget_remove) Args() Gadget_remove_Params {
 func (c Gadget_remove) AllocResults() (Gadget_remove_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
 	return Gadget_remove_Results(r), err
+}
+
+// Gadget_frameTicket holds the state for a server call to Gadget.frameTicket.
+// See server.Call for documentation.
+type Gadget_frameTicket struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_frameTicket) Args() Gadget_frameTicket_Params {
+	return Gadget_frameTicket_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_frameTicket) AllocResults() (Gadget_frameTicket_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return Gadget_frameTicket_Results(r), err
 }
 
 // Gadget_List is a list of Gadget.
@@ -4632,6 +4683,161 @@ type Gadget_remove_Results_Future struct{ *capnp.Future }
 func (f Gadget_remove_Results_Future) Struct() (Gadget_remove_Results, error) {
 	p, err := f.Future.Ptr()
 	return Gadget_remove_Results(p.Struct()), err
+}
+
+type Gadget_frameTicket_Params capnp.Struct
+
+// Gadget_frameTicket_Params_TypeID is the unique identifier for the type Gadget_frameTicket_Params.
+const Gadget_frameTicket_Params_TypeID = 0xfb17e5d85f3fd799
+
+func NewGadget_frameTicket_Params(s *capnp.Segment) (Gadget_frameTicket_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_frameTicket_Params(st), err
+}
+
+func NewRootGadget_frameTicket_Params(s *capnp.Segment) (Gadget_frameTicket_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_frameTicket_Params(st), err
+}
+
+func ReadRootGadget_frameTicket_Params(msg *capnp.Message) (Gadget_frameTicket_Params, error) {
+	root, err := msg.Root()
+	return Gadget_frameTicket_Params(root.Struct()), err
+}
+
+func (s Gadget_frameTicket_Params) String() string {
+	str, _ := text.Marshal(0xfb17e5d85f3fd799, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_frameTicket_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_frameTicket_Params) DecodeFromPtr(p capnp.Ptr) Gadget_frameTicket_Params {
+	return Gadget_frameTicket_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_frameTicket_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_frameTicket_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_frameTicket_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_frameTicket_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Gadget_frameTicket_Params_List is a list of Gadget_frameTicket_Params.
+type Gadget_frameTicket_Params_List = capnp.StructList[Gadget_frameTicket_Params]
+
+// NewGadget_frameTicket_Params creates a new list of Gadget_frameTicket_Params.
+func NewGadget_frameTicket_Params_List(s *capnp.Segment, sz int32) (Gadget_frameTicket_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Gadget_frameTicket_Params](l), err
+}
+
+// Gadget_frameTicket_Params_Future is a wrapper for a Gadget_frameTicket_Params promised by a client call.
+type Gadget_frameTicket_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_frameTicket_Params_Future) Struct() (Gadget_frameTicket_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_frameTicket_Params(p.Struct()), err
+}
+
+type Gadget_frameTicket_Results capnp.Struct
+
+// Gadget_frameTicket_Results_TypeID is the unique identifier for the type Gadget_frameTicket_Results.
+const Gadget_frameTicket_Results_TypeID = 0xcfb7963602bb1e2f
+
+func NewGadget_frameTicket_Results(s *capnp.Segment) (Gadget_frameTicket_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return Gadget_frameTicket_Results(st), err
+}
+
+func NewRootGadget_frameTicket_Results(s *capnp.Segment) (Gadget_frameTicket_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return Gadget_frameTicket_Results(st), err
+}
+
+func ReadRootGadget_frameTicket_Results(msg *capnp.Message) (Gadget_frameTicket_Results, error) {
+	root, err := msg.Root()
+	return Gadget_frameTicket_Results(root.Struct()), err
+}
+
+func (s Gadget_frameTicket_Results) String() string {
+	str, _ := text.Marshal(0xcfb7963602bb1e2f, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_frameTicket_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_frameTicket_Results) DecodeFromPtr(p capnp.Ptr) Gadget_frameTicket_Results {
+	return Gadget_frameTicket_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_frameTicket_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_frameTicket_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_frameTicket_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_frameTicket_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_frameTicket_Results) Ticket() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Gadget_frameTicket_Results) HasTicket() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_frameTicket_Results) TicketBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_frameTicket_Results) SetTicket(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Gadget_frameTicket_Results) ExpiresAt() int64 {
+	return int64(capnp.Struct(s).Uint64(0))
+}
+
+func (s Gadget_frameTicket_Results) SetExpiresAt(v int64) {
+	capnp.Struct(s).SetUint64(0, uint64(v))
+}
+
+// Gadget_frameTicket_Results_List is a list of Gadget_frameTicket_Results.
+type Gadget_frameTicket_Results_List = capnp.StructList[Gadget_frameTicket_Results]
+
+// NewGadget_frameTicket_Results creates a new list of Gadget_frameTicket_Results.
+func NewGadget_frameTicket_Results_List(s *capnp.Segment, sz int32) (Gadget_frameTicket_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_frameTicket_Results](l), err
+}
+
+// Gadget_frameTicket_Results_Future is a wrapper for a Gadget_frameTicket_Results promised by a client call.
+type Gadget_frameTicket_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_frameTicket_Results_Future) Struct() (Gadget_frameTicket_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_frameTicket_Results(p.Struct()), err
 }
 
 type ListedGadget capnp.Struct

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"capnproto.org/go/capnp/v3"
+
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
 )
@@ -52,15 +54,32 @@ func (g *gadgetCap) Info(ctx context.Context, call schema.Gadget_info) error {
 // straight to the session, still in one network round trip. call.Go lets
 // the capability's other calls run meanwhile.
 func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
-	rec, err := g.record(ctx)
+	session, err := g.session(ctx, call.Go)
 	if err != nil {
 		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		session.Release()
+		return err
+	}
+	return res.SetSession(session)
+}
+
+// session asks the guest for a session for g's user and role and returns
+// it guarded by g's credential, once the guest has answered. detach runs
+// once the gadget is live, before the guest is asked: Open lets the
+// capability's other calls run from there.
+func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, error) {
+	rec, err := g.record(ctx)
+	if err != nil {
+		return capnp.Client{}, err
 	}
 	lg, err := g.s.liveFor(ctx, rec)
 	if err != nil {
-		return err
+		return capnp.Client{}, err
 	}
-	call.Go()
+	detach()
 	guest := lg.sandbox.Guest()
 	defer guest.Release()
 	ans, release := guest.Open(ctx, func(p schema.Guest_open_Params) error {
@@ -78,17 +97,13 @@ func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
 	defer release()
 	opened, err := ans.Struct()
 	if err != nil {
-		return err
+		return capnp.Client{}, err
 	}
 	session := opened.Session()
 	if !session.IsValid() {
-		return fmt.Errorf("gadget %q returned no session from Guest.open", g.id)
+		return capnp.Client{}, fmt.Errorf("gadget %q returned no session from Guest.open", g.id)
 	}
-	res, err := call.AllocResults()
-	if err != nil {
-		return err
-	}
-	return res.SetSession(g.cred.guardSession(session.AddRef()))
+	return g.cred.guardSession(session.AddRef()), nil
 }
 
 // fillCaller describes g's user to the gadget.

@@ -76,6 +76,9 @@ type config struct {
 	// returnMemory gives the Go heap's free pages back to the OS once idle
 	// gadgets are let go (shells.go); nil keeps them.
 	returnMemory func()
+
+	frameTicketTTL         time.Duration // frameticket.go
+	maxFrameTicketsPerUser int
 }
 
 func defaultConfig() config {
@@ -114,6 +117,8 @@ func defaultConfig() config {
 		maxIdleModules:              DefaultMaxIdleModules,
 		idleShellTimeout:            DefaultIdleShellTimeout,
 		returnMemory:                debug.FreeOSMemory,
+		frameTicketTTL:              DefaultFrameTicketTTL,
+		maxFrameTicketsPerUser:      DefaultMaxFrameTicketsPerUser,
 	}
 }
 

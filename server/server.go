@@ -41,6 +41,7 @@ type Server struct {
 	installs     *installQueue    // set by Open, never changed
 	pseudonymKey []byte           // set by Open, never changed
 	uploads      *uploadBudget    // set by Open, never changed
+	frameTickets *frameTickets    // set by Open, never changed
 
 	mu      sync.Mutex
 	closed  bool
@@ -85,6 +86,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		store:        st,
 		rt:           rt,
 		uploads:      newUploadBudget(cfg.uploadsPerUser, cfg.uploadBytes),
+		frameTickets: newFrameTickets(cfg.frameTicketTTL, cfg.maxFrameTicketsPerUser),
 		installs:     newInstallQueue(cfg.install),
 		modules:      make(map[blueprintKey]*moduleEntry),
 		live:         make(map[string]*liveGadget),
@@ -122,7 +124,7 @@ func (s *Server) ServeCapnp(ln net.Listener) error {
 // limits as the connections of ServeCapnp, and shares them with those. It
 // returns at once; the server owns nc from then on.
 func (s *Server) ServeGatewayConn(nc net.Conn) {
-	s.rpc.ServeConn(nc, s.gatewayFor)
+	s.rpc.ServeConn(nc, s.gatewayFor) // a refusal is told to the peer over nc
 }
 
 // Close stops serving, kills every sandbox and closes the store.

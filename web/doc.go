@@ -1,7 +1,22 @@
-// Package web is gadgetd's HTTP front door: the health check, and the page a
-// browser sees. The browser shell, and the websocket transport that gives
-// it Cap'n Proto through the same guard as TCP (internal/rpcguard), will
-// live here too.
+// Package web is gadgetd's HTTP front door: the health check, the browser
+// shell, and Cap'n Proto over websocket.
+//
+// The websocket endpoints (ws.go) carry one Cap'n Proto message per binary
+// websocket message, both ways, and hand each upgraded connection to a
+// CapnpServer (*server.Server, wired by cmd/gadgetd), which serves it
+// through the same guard as its TCP connections (internal/rpcguard): every
+// size, depth, in-flight, export and idle bound, the login deadline and the
+// budget of connections that have not logged in apply unchanged.
+//
+//   - GET /ws bootstraps the Gateway, as a TCP connection does.
+//   - GET /ws/frame?ticket=… bootstraps the one gadget session a frame
+//     ticket (Gadget.frameTicket) was issued for, logged in as the user it
+//     was issued to, and nothing else. A bad, used or expired ticket is an
+//     HTTP 403 before the upgrade.
+//
+// Both refuse a websocket from a page of another origin (403) unless
+// WithAllowedOrigins names it; a request with no Origin header is not from a
+// browser page and is served.
 //
 // The listener, its TLS and its connection bounds are the caller's
 // (cmd/gadgetd); this package only answers requests.

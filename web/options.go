@@ -24,7 +24,8 @@ func newConfig(opts []Option) config {
 }
 
 // WithCapnp serves Cap'n Proto over websocket with s: /ws bootstraps the
-// Gateway, as a TCP connection does. Without it those paths are not served.
+// Gateway, as a TCP connection does, and /ws/frame?ticket=… the gadget
+// session a frame ticket is for. Without it those paths are not served.
 func WithCapnp(s CapnpServer) Option {
 	return func(c *config) { c.capnp = s }
 }

@@ -20,6 +20,7 @@ func Handler(opts ...Option) http.Handler {
 	if cfg.capnp != nil {
 		ws := newWebsockets(cfg)
 		mux.HandleFunc("GET /ws", ws.serveGateway)
+		mux.HandleFunc("GET /ws/frame", ws.serveFrame)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

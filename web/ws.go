@@ -10,6 +10,7 @@ package web
 // returns at once.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,6 +30,13 @@ import (
 type CapnpServer interface {
 	// ServeGatewayConn serves the Gateway on nc, as on a TCP connection.
 	ServeGatewayConn(nc net.Conn)
+	// ServeFrameConn redeems a frame ticket (Gadget.frameTicket) that the
+	// peer at remote presented, and if it is good calls upgrade and serves
+	// the ticket's gadget session on the connection upgrade returns, as
+	// its only bootstrap. An error it returns before calling upgrade is a
+	// refusal to answer over HTTP: one that wraps fs.ErrPermission is the
+	// ticket's fault (403), any other the server's (502).
+	ServeFrameConn(ctx context.Context, remote, ticket string, upgrade func() (net.Conn, error)) error
 }
 
 // websockets serves /ws and /ws/frame.
@@ -62,6 +70,38 @@ func (h *websockets) serveGateway(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader has answered with the HTTP error
 	}
 	h.capnp.ServeGatewayConn(&wsConn{ws: ws})
+}
+
+// serveFrame redeems the ticket of GET /ws/frame?ticket=… and, if it is
+// good, upgrades and serves the ticket's gadget session. Everything that
+// can refuse the request (its origin, that it is a websocket handshake at
+// all, the ticket) is checked before the ticket is used up and before the
+// upgrade, so a refusal is an HTTP error with a reason.
+func (h *websockets) serveFrame(w http.ResponseWriter, r *http.Request) {
+	if !h.checkOrigin(w, r) {
+		return
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		http.Error(w, "/ws/frame is a websocket endpoint: connect with a websocket handshake", http.StatusBadRequest)
+		return
+	}
+	ticket := r.URL.Query().Get("ticket")
+	if ticket == "" {
+		http.Error(w, "/ws/frame needs ?ticket=…, from Gadget.frameTicket()", http.StatusBadRequest)
+		return
+	}
+	upgraded := false
+	err := h.capnp.ServeFrameConn(r.Context(), r.RemoteAddr, ticket, func() (net.Conn, error) {
+		upgraded = true
+		ws, err := h.upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &wsConn{ws: ws}, nil
+	})
+	if err != nil && !upgraded {
+		http.Error(w, err.Error(), errorStatus(err))
+	}
 }
 
 // checkOrigin answers a request whose Origin may not open a websocket

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -374,5 +375,124 @@ func TestAWebsocketMessageMustHoldExactlyOneCapnpMessage(t *testing.T) {
 				t.Fatalf("the server ended the connection with %q, want a reason containing %q", reason, c.want)
 			}
 		})
+	}
+}
+
+// A page from another origin may not open a websocket (403, before any
+// Cap'n Proto), unless the operator allowed that origin; the server's own
+// pages, and clients that send no Origin (not browsers), may.
+func TestACrossOriginWebsocketIsRefused(t *testing.T) {
+	const allowed = "https://shell.example:8443"
+	h := startWS(t, nil, web.WithAllowedOrigins(allowed))
+	own := "http://" + strings.TrimPrefix(h.http.URL, "http://")
+	for _, c := range []struct {
+		origin string
+		want   int
+	}{
+		{"https://evil.example", http.StatusForbidden},
+		{"null", http.StatusForbidden}, // a sandboxed frame
+		{own, http.StatusSwitchingProtocols},
+		{strings.ToUpper(allowed), http.StatusSwitchingProtocols},
+		{"", http.StatusSwitchingProtocols},
+	} {
+		var header http.Header
+		if c.origin != "" {
+			header = http.Header{"Origin": {c.origin}}
+		}
+		_, resp, err := dialWS(t, h.url+"/ws", header)
+		status := http.StatusSwitchingProtocols
+		if err != nil {
+			if resp == nil {
+				t.Fatal(err)
+			}
+			status = resp.StatusCode
+		}
+		if status != c.want {
+			t.Errorf("a websocket to /ws from origin %q answered %d, want %d", c.origin, status, c.want)
+		}
+	}
+}
+
+// dialFrom opens a websocket to url from the loopback address from.
+func dialFrom(t testing.TB, from, url string) (*websocket.Conn, error) {
+	t.Helper()
+	d := websocket.Dialer{NetDialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}).DialContext}
+	ws, _, err := d.Dial(url, nil)
+	if err == nil {
+		t.Cleanup(func() { ws.Close() })
+	}
+	return ws, err
+}
+
+// Websockets that have not logged in count against the same bound per
+// address as TCP connections: one more is refused with a reason, while
+// another address is served.
+func TestWebsocketsThatHaveNotLoggedInAreBoundedPerAddress(t *testing.T) {
+	const bound = 4
+	h := startWS(t, []server.Option{server.WithLoginLimits(server.LoginLimits{MaxPerAddress: bound})})
+	for i := range bound {
+		ws, err := dialFrom(t, "127.0.0.1", h.url+"/ws")
+		if err != nil {
+			t.Fatalf("websocket %d of %d: %v", i+1, bound, err)
+		}
+		rpcOver(t, ws) // bootstraps, and stays a stranger
+	}
+	extra, err := dialFrom(t, "127.0.0.1", h.url+"/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reason := abortReason(t, extra); !strings.Contains(reason, "too many connections from 127.0.0.1 have not logged in") {
+		t.Fatalf("websocket %d from one address ended with %q, want a refusal naming the bound", bound+1, reason)
+	}
+	other, err := dialFrom(t, "127.0.0.2", h.url+"/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, release := schema.Gateway(rpcOver(t, other)).Login(testCtx(t), func(p schema.Gateway_login_Params) error { return p.SetToken(h.token(t, "bob")) })
+	defer release()
+	if _, err := f.Struct(); err != nil {
+		t.Fatalf("a login from another address while one is at its bound: %v", err)
+	}
+}
+
+// bootstrapMessage is a Bootstrap message asking question qid.
+func bootstrapMessage(t testing.TB, qid uint32) []byte {
+	t.Helper()
+	msg, seg, _ := capnp.NewMessage(capnp.SingleSegment(nil))
+	m, _ := rpccp.NewRootMessage(seg)
+	b, err := m.NewBootstrap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SetQuestionId(qid)
+	buf, err := msg.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf
+}
+
+// A websocket that never logs in is closed at the login deadline, however
+// busy it keeps itself, as a TCP connection is; the server serves others
+// meanwhile.
+func TestAWebsocketThatNeverLogsInIsClosedAtTheLoginDeadline(t *testing.T) {
+	h := startWS(t, []server.Option{server.WithLoginLimits(server.LoginLimits{LoginTimeout: 500 * time.Millisecond})})
+	chatty, _, err := dialWS(t, h.url+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() { done <- abortReason(t, chatty) }()
+	for qid := uint32(0); ; qid++ {
+		select {
+		case reason := <-done:
+			if !strings.Contains(reason, "did not log in within") {
+				t.Fatalf("a websocket that never logged in ended with %q, want the login deadline", reason)
+			}
+			h.requireServesOthers(t)
+			return
+		case <-time.After(100 * time.Millisecond):
+			chatty.WriteMessage(websocket.BinaryMessage, bootstrapMessage(t, qid)) // never idle
+		}
 	}
 }

@@ -139,7 +139,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		s.start(nc, s.bootstrap)
+		s.start(nc, s.bootstrap) // a refusal is logged, within the strangers' rate
 	}
 }
 
@@ -149,9 +149,20 @@ func (s *Server) Serve(ln net.Listener) error {
 // other connection of s. nc may be a MessageConn. It returns at once; s
 // owns nc from then on, and closes it when the connection ends or s
 // closes. A bootstrap may call Peer.Authenticated at once, for a
-// connection whose peer proved who it is before it connected.
-func (s *Server) ServeConn(nc net.Conn, bootstrap Bootstrap) {
-	s.start(nc, bootstrap)
+// connection whose peer proved who it is before it connected. When the
+// Server refuses nc (it is closed, full, or nc's address has too many
+// connections that have not logged in), ServeConn closes nc, does not call
+// bootstrap, and says why: whatever the caller prepared for nc is still
+// its own to release.
+func (s *Server) ServeConn(nc net.Conn, bootstrap Bootstrap) error {
+	return s.start(nc, bootstrap)
+}
+
+// LogStranger logs a line about a peer that has not logged in (a refused
+// credential it presented some other way, say) within the rate of the
+// Server's own such lines (Budget.LogRate).
+func (s *Server) LogStranger(level slog.Level, msg string, args ...any) {
+	s.strangerLog.log(level, msg, args...)
 }
 
 func isTemporary(err error) bool {
@@ -162,28 +173,31 @@ func isTemporary(err error) bool {
 // start runs one connection, or closes it at once when the server is full
 // and every connection has logged in: a refused peer learns immediately
 // instead of hanging in the backlog. When some have not, the oldest of those
-// makes room.
-func (s *Server) start(nc net.Conn, bootstrap Bootstrap) {
+// makes room. It calls bootstrap only for a connection it serves, and says
+// why it refused one.
+func (s *Server) start(nc net.Conn, bootstrap Bootstrap) error {
 	host := connlimit.Host(nc.RemoteAddr())
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		nc.Close()
-		return
+		return net.ErrClosed
 	}
 	st, ok := s.strangers.admit(host, nc.RemoteAddr())
 	if !ok {
 		s.mu.Unlock()
 		s.strangerLog.log(slog.LevelWarn, "capnp connection refused: too many connections from one address that have not logged in", "remote", nc.RemoteAddr(), "limit", s.lim.Unauthenticated.MaxPerAddress)
-		refuse(nc, fmt.Sprintf("too many connections from %s have not logged in yet (the limit is %d)", host, s.lim.Unauthenticated.MaxPerAddress))
-		return
+		reason := fmt.Sprintf("too many connections from %s have not logged in yet (the limit is %d)", host, s.lim.Unauthenticated.MaxPerAddress)
+		refuse(nc, reason)
+		return fmt.Errorf("%w: %s", ErrLimit, reason)
 	}
 	if len(s.conns) >= s.maxConns && !s.evictOldestStranger() {
 		s.mu.Unlock()
 		s.strangers.forget(st)
 		s.strangerLog.log(slog.LevelWarn, "capnp connection refused: connection limit reached", "remote", nc.RemoteAddr(), "limit", s.maxConns)
-		refuse(nc, "server busy: it serves its maximum number of connections; try again later")
-		return
+		const reason = "server busy: it serves its maximum number of connections; try again later"
+		refuse(nc, reason)
+		return fmt.Errorf("%w: %s", ErrLimit, reason)
 	}
 	welcome := func() { s.strangers.forget(st) }
 	var (
@@ -219,6 +233,7 @@ func (s *Server) start(nc net.Conn, bootstrap Bootstrap) {
 		delete(s.conns, conn)
 		s.mu.Unlock()
 	}()
+	return nil
 }
 
 // evictOldestStranger makes room for a new connection by ending the

@@ -1,0 +1,231 @@
+package web_test
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server"
+)
+
+// frameTicket asks gadget for a frame ticket.
+func frameTicket(t testing.TB, gadget schema.Gadget) (ticket string, expiresAt time.Time) {
+	t.Helper()
+	f, release := gadget.FrameTicket(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatalf("frameTicket: %v", err)
+	}
+	ticket, _ = res.Ticket()
+	return ticket, time.UnixMilli(res.ExpiresAt())
+}
+
+// dialFrame opens /ws/frame with ticket and returns the capability it
+// bootstraps, or the refusal's status and body.
+func (h *wsHarness) dialFrame(t testing.TB, ticket string, header http.Header) (boot capnp.Client, status int, body string) {
+	t.Helper()
+	ws, resp, err := dialWS(t, h.url+"/ws/frame?ticket="+url.QueryEscape(ticket), header)
+	if err != nil {
+		if resp == nil {
+			t.Fatalf("dialing /ws/frame: %v", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return capnp.Client{}, resp.StatusCode, string(b)
+	}
+	return rpcOver(t, ws), http.StatusSwitchingProtocols, ""
+}
+
+// requireFrameRefused dials /ws/frame with ticket and requires a 403 whose
+// body contains want.
+func (h *wsHarness) requireFrameRefused(t testing.TB, ticket, want string) {
+	t.Helper()
+	_, status, body := h.dialFrame(t, ticket, nil)
+	if status != http.StatusForbidden || !strings.Contains(body, want) {
+		t.Fatalf("/ws/frame answered %d %q, want 403 with %q", status, body, want)
+	}
+}
+
+func value(t testing.TB, c counterpb.Counter) int64 {
+	t.Helper()
+	f, release := c.Get(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	return res.Value()
+}
+
+func openCounter(t testing.TB, g schema.Gadget) counterpb.Counter {
+	t.Helper()
+	f, release := g.Open(testCtx(t), nil)
+	t.Cleanup(release)
+	return counterpb.Counter(f.Session())
+}
+
+// A frame ticket's websocket bootstraps that gadget's session and nothing
+// else: it counts on that gadget, not on the user's other one, and the
+// capability is no Gateway (a login on it is not implemented).
+func TestAFrameTicketReachesItsOwnGadgetsSessionAndNothingElse(t *testing.T) {
+	h := startWS(t, nil)
+	ws := h.loginOverWS(t, h.token(t, "alice"))
+	mine, _ := createCounter(t, ws)
+	other, _ := createCounter(t, ws)
+	ticket, _ := frameTicket(t, mine)
+
+	boot, status, body := h.dialFrame(t, ticket, nil)
+	if status != http.StatusSwitchingProtocols {
+		t.Fatalf("/ws/frame with a fresh ticket answered %d %q", status, body)
+	}
+	frame := counterpb.Counter(boot)
+	if got := increment(t, frame); got != 1 {
+		t.Fatalf("increment through the frame = %d, want 1", got)
+	}
+	if got := value(t, openCounter(t, mine)); got != 1 {
+		t.Fatalf("the ticket's gadget counts %d after the frame's increment, want 1", got)
+	}
+	if got := value(t, openCounter(t, other)); got != 0 {
+		t.Fatalf("another gadget counts %d after the frame's increment, want 0", got)
+	}
+	f, release := schema.Gateway(boot).Login(testCtx(t), func(p schema.Gateway_login_Params) error { return p.SetToken("x") })
+	defer release()
+	if _, err := f.Struct(); err == nil || !strings.Contains(err.Error(), "unimplemented") {
+		t.Fatalf("Gateway.login on a frame's bootstrap: %v, want unimplemented", err)
+	}
+}
+
+func TestAFrameTicketCannotBeReplayed(t *testing.T) {
+	h := startWS(t, nil)
+	gadget, _ := createCounter(t, h.loginOverWS(t, h.token(t, "alice")))
+	ticket, _ := frameTicket(t, gadget)
+	if _, status, body := h.dialFrame(t, ticket, nil); status != http.StatusSwitchingProtocols {
+		t.Fatalf("first use of a ticket answered %d %q", status, body)
+	}
+	h.requireFrameRefused(t, ticket, "unknown, already used, or expired")
+}
+
+func TestAFrameTicketCannotBeUsedOnceExpired(t *testing.T) {
+	const ttl = 200 * time.Millisecond
+	h := startWS(t, []server.Option{server.WithFrameTickets(ttl, 0)})
+	gadget, _ := createCounter(t, h.loginOverWS(t, h.token(t, "alice")))
+	ticket, expiresAt := frameTicket(t, gadget)
+	if d := time.Until(expiresAt); d > ttl {
+		t.Fatalf("a ticket with a lifetime of %v expires in %v", ttl, d)
+	}
+	time.Sleep(time.Until(expiresAt) + 10*time.Millisecond)
+	h.requireFrameRefused(t, ticket, "unknown, already used, or expired")
+}
+
+// newToken mints a second token for ws's user and returns it with its id.
+func newToken(t testing.TB, ws schema.Workspace) (token, id string) {
+	t.Helper()
+	f, release := ws.NewToken(testCtx(t), func(p schema.Workspace_newToken_Params) error { return p.SetLabel("frame test") })
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatalf("newToken: %v", err)
+	}
+	token, _ = res.Token()
+	info, _ := res.Info()
+	id, _ = info.Id()
+	return token, id
+}
+
+func revokeToken(t testing.TB, ws schema.Workspace, id string) {
+	t.Helper()
+	f, release := ws.RevokeToken(testCtx(t), func(p schema.Workspace_revokeToken_Params) error { return p.SetId(id) })
+	defer release()
+	if _, err := f.Struct(); err != nil {
+		t.Fatalf("revokeToken: %v", err)
+	}
+}
+
+// A ticket is as good as the token it was issued under: revoked before
+// the ticket is used, the ticket is refused; revoked after, the frame's
+// session fails from its next call, like any session.
+func TestAFrameTicketDiesWithItsToken(t *testing.T) {
+	h := startWS(t, nil)
+	admin := h.loginOverWS(t, h.token(t, "alice"))
+	second, secondID := newToken(t, admin)
+	ws := h.loginOverWS(t, second)
+	gadget, _ := createCounter(t, ws)
+	before, _ := frameTicket(t, gadget)
+	live, _ := frameTicket(t, gadget)
+	boot, status, body := h.dialFrame(t, live, nil)
+	if status != http.StatusSwitchingProtocols {
+		t.Fatalf("/ws/frame answered %d %q", status, body)
+	}
+	frame := counterpb.Counter(boot)
+	increment(t, frame)
+
+	revokeToken(t, admin, secondID)
+	h.requireFrameRefused(t, before, "revoked")
+	f, release := frame.Increment(testCtx(t), nil)
+	defer release()
+	if _, err := f.Struct(); err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Fatalf("increment through a frame whose token was revoked: %v, want an error saying it was revoked", err)
+	}
+}
+
+func TestAFrameTicketOfARemovedGadgetIsRefused(t *testing.T) {
+	h := startWS(t, nil)
+	gadget, id := createCounter(t, h.loginOverWS(t, h.token(t, "alice")))
+	ticket, _ := frameTicket(t, gadget)
+	f, release := gadget.Remove(testCtx(t), nil)
+	defer release()
+	if _, err := f.Struct(); err != nil {
+		t.Fatalf("remove: %v", err)
+	}
+	h.requireFrameRefused(t, ticket, "unknown gadget id \""+id+"\"")
+}
+
+// A user holds a bounded number of unused tickets; a used one frees its
+// place, and another user is not affected.
+func TestAUserHoldsABoundedNumberOfFrameTickets(t *testing.T) {
+	const bound = 3
+	h := startWS(t, []server.Option{server.WithFrameTickets(0, bound)})
+	gadget, _ := createCounter(t, h.loginOverWS(t, h.token(t, "alice")))
+	var tickets []string
+	for range bound {
+		ticket, _ := frameTicket(t, gadget)
+		tickets = append(tickets, ticket)
+	}
+	f, release := gadget.FrameTicket(testCtx(t), nil)
+	defer release()
+	if _, err := f.Struct(); err == nil || !strings.Contains(err.Error(), "the most allowed") {
+		t.Fatalf("frame ticket %d of %d: %v, want a refusal naming the bound", bound+1, bound, err)
+	}
+	bob, _ := createCounter(t, h.loginOverWS(t, h.token(t, "bob")))
+	frameTicket(t, bob)
+
+	if _, status, body := h.dialFrame(t, tickets[0], nil); status != http.StatusSwitchingProtocols {
+		t.Fatalf("/ws/frame answered %d %q", status, body)
+	}
+	frameTicket(t, gadget) // the used one's place
+}
+
+// A frame connection is logged in as the ticket's user: it outlives the
+// login deadline that ends connections that never log in.
+func TestAFrameConnectionCountsAsLoggedIn(t *testing.T) {
+	const loginTimeout = 300 * time.Millisecond
+	h := startWS(t, []server.Option{server.WithLoginLimits(server.LoginLimits{LoginTimeout: loginTimeout})})
+	gadget, _ := createCounter(t, h.loginOverWS(t, h.token(t, "alice")))
+	ticket, _ := frameTicket(t, gadget)
+	boot, status, body := h.dialFrame(t, ticket, nil)
+	if status != http.StatusSwitchingProtocols {
+		t.Fatalf("/ws/frame answered %d %q", status, body)
+	}
+	time.Sleep(2 * loginTimeout)
+	if got := increment(t, counterpb.Counter(boot)); got != 1 {
+		t.Fatalf("increment = %d, want 1", got)
+	}
+}
