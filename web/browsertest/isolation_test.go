@@ -1,0 +1,340 @@
+package browsertest
+
+// The isolation tests: gadget UIs that try every way out of their frame,
+// each counted by a loopback witness. Each test runs its probes twice: in a
+// control page with none of the protections (no sandbox attribute, no
+// policy, no prelude), where every probe must reach the witness, so the
+// test could fail; and in the real shell page, through the real frame
+// builder (web/shell/sandbox.js), where none may.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/gadgetd/gadgetd/web"
+)
+
+// grace is how long a protected run waits, after every probe said it had
+// tried, for a request still on its way. The control run shows that the
+// probes arrive well within it when nothing stops them.
+const grace = 2 * time.Second
+
+// script wraps JavaScript in a script element.
+func script(js string) string { return "<script>" + js + "</script>" }
+
+// afterLoad reports the probe done once the page has loaded: its
+// subresources have been fetched or refused by then.
+var afterLoad = script(`addEventListener("load", () => done())`)
+
+// rtc tries to send a STUN binding request to the witness's UDP listener,
+// which ICE gathering does as soon as a local description is set.
+func rtc(stunURL string) string {
+	return `try {
+  const pc = new RTCPeerConnection({iceServers: [{urls: "` + stunURL + `"}]});
+  pc.createDataChannel("probe");
+  pc.createOffer().then((o) => pc.setLocalDescription(o));
+  done("made an RTCPeerConnection");
+} catch (e) { done(String(e)); }`
+}
+
+// networkProbes are gadget UIs, each trying one way to reach the witness
+// ({{base}}, {{ws}}, {{stun:…}}; {{nonce}} is the shell page's nonce, as if
+// the gadget had learned it). Each reports, by calling done, that it tried.
+var networkProbes = map[string]string{
+	"fetch":       script(`fetch("{{base}}/p/fetch", {mode: "no-cors"}).catch(() => {}); done();`),
+	"xhr":         script(`const x = new XMLHttpRequest(); x.open("GET", "{{base}}/p/xhr"); x.send(); done();`),
+	"websocket":   script(`new WebSocket("{{ws}}/p/websocket"); done();`),
+	"eventsource": script(`new EventSource("{{base}}/p/eventsource"); done();`),
+	"beacon":      script(`navigator.sendBeacon("{{base}}/p/beacon", "x"); done();`),
+	// A script allowed by the frame's policy still may not import: the
+	// shell's nonce it carries must not let a module in.
+	"import":   script(`import("{{base}}/p/import").catch(() => {}); done();`),
+	"img":      `<img src="{{base}}/p/img">` + afterLoad,
+	"script":   `<script src="{{base}}/p/script"></script>` + afterLoad,
+	"style":    `<link rel="stylesheet" href="{{base}}/p/style">` + afterLoad,
+	"font":     `<style>@font-face { font-family: probe; src: url("{{base}}/p/font"); } p { font-family: probe; }</style><p>probe</p>` + afterLoad,
+	"prefetch": `<link rel="prefetch" href="{{base}}/p/prefetch">` + afterLoad,
+	"form":     `<form method="post" action="{{base}}/p/form"><input name="a" value="b"></form>` + script(`done(); document.forms[0].submit();`),
+	"popup":    script(`window.open("{{base}}/p/popup"); done();`),
+	"webrtc":   script(rtc("{{stun:webrtc}}")),
+	// A nested srcdoc frame inherits the frame's policy but not its
+	// prelude: a script that did not start with the prelude must not run
+	// there, even one with the shell's nonce.
+	"nested-webrtc": `<iframe srcdoc="` + html.EscapeString(`<script nonce="{{nonce}}">const done = () => {};`+rtc("{{stun:nested-webrtc}}")+`</script>`) + `"></iframe>` + afterLoad,
+}
+
+// navigationProbes navigate a frame: a nested one, or the gadget's own.
+// The policies refuse each navigation before its request is sent, but
+// Chromium has by then opened a connection to its target (see Known gaps
+// in docs/SECURITY.md), so these run with a witness of their own whose
+// connections are not held against them; their requests are.
+var navigationProbes = map[string]string{
+	"frame":   `<iframe src="{{base}}/p/frame"></iframe>` + afterLoad,
+	"self":    script(`done(); location.href = "{{base}}/p/self";`),
+	"refresh": `<meta http-equiv="refresh" content="0; url={{base}}/p/refresh">` + afterLoad,
+	"ping":    `<a href="{{base}}/p/ping-navigation" ping="{{base}}/p/ping">probe</a>` + script(`done(); document.querySelector("a").click();`),
+}
+
+// topProbe navigates the page that holds the frame; it runs alone, last.
+var topProbe = map[string]string{
+	"top": script(`done(); top.location.href = "{{base}}/p/top";`),
+}
+
+// probeGroups are the probes in the order they run, each group in a fresh
+// browser with a witness of its own.
+var probeGroups = []struct {
+	probes             map[string]string
+	connectionsAreAGap bool
+}{
+	{networkProbes, false},
+	{navigationProbes, true},
+	{topProbe, false},
+}
+
+// probeDocument is a probe's whole gadget UI: done, then the probe.
+// Its requests go to target's HTTP address, its STUN packets to udp's.
+func probeDocument(name, body string, target, udp *witness) string {
+	r := []string{"{{base}}", "http://" + target.httpAddr, "{{ws}}", "ws://" + target.httpAddr}
+	for ch, addr := range udp.udpAddrs {
+		r = append(r, "{{stun:"+ch+"}}", "stun:"+addr)
+	}
+	done := script(`function done(note) { parent.postMessage({probe: ` + jsString(name) + `, note: String(note ?? "")}, "*"); }`)
+	return "<!doctype html><html><head><title>" + name + "</title></head><body>" + done +
+		strings.NewReplacer(r...).Replace(body) + "</body></html>"
+}
+
+func jsString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// pages serves the shell (the protected run) and, on another origin, a
+// bare page with no policy at all (the control run). The shell's server
+// also counts requests for /p/ paths: a probe may aim at the shell's own
+// origin, which the shell's policy allows and the frame's must not.
+type pages struct {
+	shell, control string   // URLs
+	shellWitness   *witness // counts requests to the shell's origin
+}
+
+func newPages(t *testing.T) pages {
+	sw := newCounter()
+	mux := http.NewServeMux()
+	mux.Handle("/", web.Handler())
+	mux.HandleFunc("/p/", sw.serveHTTP)
+	shell := httptest.NewServer(mux)
+	t.Cleanup(shell.Close)
+	sw.httpAddr = shell.Listener.Addr().String()
+	control := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!doctype html><html><head><title>control</title></head><body></body></html>")
+	}))
+	t.Cleanup(control.Close)
+	return pages{shell: shell.URL + "/", control: control.URL + "/", shellWitness: sw}
+}
+
+// openFrames opens one frame per probe in the page at url and returns the
+// shell page's nonce ("" in the control page). protected builds each frame
+// with web/shell/sandbox.js, as the shell does; otherwise each is a plain
+// iframe showing the probe as it is. Messages from the frames collect in
+// window.probeReports.
+func openFrames(t *testing.T, tab context.Context, url string, protected bool, probes map[string]string) string {
+	t.Helper()
+	if err := chromedp.Do(tab, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := json.Marshal(probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := fmt.Sprintf(`(async (docs, protected) => {
+  window.probeReports = [];
+  addEventListener("message", (ev) => { if (ev.data && ev.data.probe) probeReports.push(ev.data); });
+  const sandbox = protected ? await import("/shell/sandbox.js") : null;
+  const nonce = protected ? sandbox.shellNonce() : "";
+  for (const [name, doc] of Object.entries(docs)) {
+    const ui = doc.replaceAll("{{nonce}}", nonce);
+    let frame;
+    if (protected) {
+      frame = await sandbox.createFrame(ui, {nonce, runtimes: [sandbox.CONSOLE_FORWARDER]});
+    } else {
+      frame = document.createElement("iframe");
+      frame.srcdoc = ui;
+    }
+    frame.title = name;
+    document.body.append(frame);
+  }
+  return nonce;
+})(%s, %t)`, docs, protected)
+	nonce, err := chromedp.Run(tab, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("opening the probe frames: %v", err)
+	}
+	return nonce
+}
+
+// waitUntil polls cond every 100 ms until it holds or d passes.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); ; time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
+}
+
+// probesReported waits until every probe reported that it tried, and
+// returns their notes; a probe that never reports fails the test, since a
+// probe that did not run proves nothing.
+func probesReported(t *testing.T, tab context.Context, probes map[string]string) map[string]string {
+	t.Helper()
+	notes := map[string]string{}
+	type report struct{ Probe, Note string }
+	ok := waitUntil(30*time.Second, func() bool {
+		reports, err := chromedp.Run(tab, chromedp.Evaluate[[]report](`window.probeReports || []`))
+		if err != nil {
+			return false
+		}
+		for _, r := range reports {
+			notes[r.Probe] = r.Note
+		}
+		return len(notes) >= len(probes)
+	})
+	if !ok {
+		var missing []string
+		for name := range probes {
+			if _, ok := notes[name]; !ok {
+				missing = append(missing, name)
+			}
+		}
+		slices.Sort(missing)
+		t.Fatalf("these probes never reported that they ran: %v", missing)
+	}
+	return notes
+}
+
+func udpChannels(probes map[string]string) []string {
+	var chs []string
+	for name, doc := range probes {
+		if strings.Contains(doc, "{{stun:") {
+			chs = append(chs, name)
+		}
+	}
+	return chs
+}
+
+// probeRun is one run of a group of probes.
+type probeRun struct {
+	protected bool
+	// atShell aims the probes' requests at the shell's own origin rather
+	// than at another one.
+	atShell bool
+}
+
+func (r probeRun) String() string {
+	s := map[bool]string{true: "protected", false: "unprotected"}[r.protected]
+	return s + map[bool]string{true: ", at the shell's origin", false: ", at another origin"}[r.atShell]
+}
+
+// start opens the probes in a fresh browser and returns its tab, the
+// witness that counts requests (the shell's, or one of its own) and the
+// one that counts STUN packets.
+func (r probeRun) start(t *testing.T, probes map[string]string) (tab context.Context, requests, udp *witness) {
+	t.Helper()
+	p := newPages(t)
+	udp = newWitness(t, udpChannels(probes)...)
+	requests = udp
+	if r.atShell {
+		requests = p.shellWitness
+	}
+	docs := map[string]string{}
+	for name, body := range probes {
+		docs[name] = probeDocument(name, body, requests, udp)
+	}
+	tab = NewTab(t)
+	url := p.control
+	if r.protected {
+		url = p.shell
+	}
+	openFrames(t, tab, url, r.protected, docs)
+	return tab, requests, udp
+}
+
+// TestWithoutTheProtectionsEveryProbeReachesTheNetwork is the control: the
+// same probes, in plain iframes of a page with no policy, reach the witness
+// by every channel. Were one not to, the protected test could not fail for
+// that channel.
+func TestWithoutTheProtectionsEveryProbeReachesTheNetwork(t *testing.T) {
+	for _, g := range probeGroups {
+		for _, run := range []probeRun{{atShell: false}, {atShell: true}} {
+			_, requests, udp := run.start(t, g.probes)
+			missing := func() []string {
+				counts, _ := requests.counts()
+				udpCounts, _ := udp.counts()
+				var missing []string
+				for name := range g.probes {
+					if counts[name] == 0 && udpCounts[name] == 0 {
+						missing = append(missing, name)
+					}
+				}
+				slices.Sort(missing)
+				return missing
+			}
+			if !waitUntil(20*time.Second, func() bool { return len(missing()) == 0 }) {
+				t.Errorf("%v: these probes never reached the witness: %v", run, missing())
+			}
+		}
+	}
+}
+
+// TestAGadgetFrameReachesNoNetwork: in the shell, a gadget UI's frame
+// reaches nothing, neither another origin nor the shell's own, by any
+// channel the probes try, though every probe ran.
+func TestAGadgetFrameReachesNoNetwork(t *testing.T) {
+	for _, g := range probeGroups {
+		for _, run := range []probeRun{{protected: true, atShell: false}, {protected: true, atShell: true}} {
+			tab, requests, udp := run.start(t, g.probes)
+			notes := probesReported(t, tab, g.probes)
+			time.Sleep(grace)
+			counts, conns := requests.counts()
+			udpCounts := map[string]int{}
+			if udp != requests {
+				udpCounts, _ = udp.counts()
+			}
+			if len(counts) != 0 || len(udpCounts) != 0 {
+				t.Errorf("%v: the witness was reached: requests by channel %v, STUN packets %v", run, counts, udpCounts)
+			}
+			switch {
+			case run.atShell:
+				// The shell page's own connections count here.
+			case conns != 0 && !g.connectionsAreAGap:
+				t.Errorf("%v: the witness was reached: %d connections", run, conns)
+			case conns != 0:
+				t.Logf("%v: known gap: %d connections, with no request, from the refused navigations", run, conns)
+			}
+			if note, ok := notes["webrtc"]; ok && !strings.Contains(note, "RTCPeerConnection is not defined") {
+				t.Errorf("%v: the webrtc probe reported %q, want RTCPeerConnection to be gone", run, note)
+			}
+			if _, ok := g.probes["top"]; ok {
+				if title, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.title`)); err != nil || title != "gadgetd" {
+					t.Errorf("%v: after the top probe the page's title is %q (%v), want the shell's", run, title, err)
+				}
+			}
+		}
+	}
+}

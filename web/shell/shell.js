@@ -1,0 +1,1 @@
+// The shell's page logic: to come.
