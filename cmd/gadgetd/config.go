@@ -12,6 +12,7 @@ import (
 	"github.com/gadgetd/gadgetd/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
+	"github.com/gadgetd/gadgetd/web"
 )
 
 // serveConfig is what `gadgetd serve` runs with. Each field starts at its
@@ -29,6 +30,12 @@ type serveConfig struct {
 		Cert string `toml:"cert"`
 		Key  string `toml:"key"`
 	} `toml:"tls"`
+	Websocket struct {
+		// Unset, only the server's own pages may open websockets.
+		AllowedOrigins     []origin `toml:"allowed_origins"`
+		FrameTicketTTL     duration `toml:"frame_ticket_ttl"`
+		MaxFrameTicketsPer count    `toml:"max_frame_tickets_per_user"`
+	} `toml:"websocket"`
 
 	Connections struct {
 		Max                count    `toml:"max"`
@@ -120,6 +127,7 @@ func defaultServeConfig() serveConfig {
 	d.MaxConcurrent, d.MaxPerUser, d.Timeout = server.DefaultMaxCompiles, server.DefaultMaxCompilesPerUser, duration(server.DefaultInstallTimeout)
 	d.CompileCPU, d.CompileMemory = duration(wasmhost.DefaultCompileCPUTime), wasmhost.DefaultCompileMemory
 
+	c.Websocket.FrameTicketTTL, c.Websocket.MaxFrameTicketsPer = duration(server.DefaultFrameTicketTTL), server.DefaultMaxFrameTicketsPerUser
 	l, ld := &c.Logins, server.DefaultLoginLimits()
 	l.MaxMessageSize, l.MaxCallsInFlight, l.MaxCallBytes = size(ld.MaxMessageSize), count(ld.MaxCallsInFlight), size(ld.MaxCallBytes)
 	l.IdleTimeout, l.LoginTimeout, l.MaxPerAddress = duration(ld.IdleTimeout), duration(ld.LoginTimeout), count(ld.MaxPerAddress)
@@ -169,6 +177,7 @@ func (c *serveConfig) serverOptions() []server.Option {
 	l, lg := &c.Logins, &c.Logs
 	return []server.Option{
 		server.WithMaxConnections(int(n.Max)),
+		server.WithFrameTickets(time.Duration(c.Websocket.FrameTicketTTL), int(c.Websocket.MaxFrameTicketsPer)),
 		server.WithMaxMessageSize(uint64(n.MaxMessageSize)),
 		server.WithMaxInFlightCalls(int(n.MaxCallsInFlight)),
 		server.WithMaxCapTable(int(n.MaxCapsPerMessage)),
@@ -224,7 +233,33 @@ type (
 	duration time.Duration
 	// rate is a positive number of events per second: 20, or 0.5.
 	rate float64
+	// origin is a web origin, "https://host[:port]", in the form
+	// web.ParseOrigin gives.
+	origin string
 )
+
+func (o *origin) UnmarshalTOML(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Errorf(`want an origin such as "https://gadgets.example.com", got %v`, v)
+	}
+	canonical, err := web.ParseOrigin(s)
+	if err != nil {
+		return err
+	}
+	*o = origin(canonical)
+	return nil
+}
+
+// webOptions maps the configuration of the HTTP listener's websockets to
+// web's options.
+func (c *serveConfig) webOptions() []web.Option {
+	origins := make([]string, len(c.Websocket.AllowedOrigins))
+	for i, o := range c.Websocket.AllowedOrigins {
+		origins[i] = string(o)
+	}
+	return []web.Option{web.WithAllowedOrigins(origins...)}
+}
 
 // maxValue bounds a count, so it fits an int on any platform. Sizes are
 // bounded by maxSize.

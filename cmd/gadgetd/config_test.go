@@ -79,6 +79,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"[installs]\ntimeout = \"-1s\"\n", `"installs.timeout"`},
 		{"data = 5\n", "data"},
 		{"[listen\n", "line 2"},
+		{"[websocket]\nallowed_origins = [\"gadgets.example.com\"]\n", `"websocket.allowed_origins"`},
 	} {
 		_, err := loadConfig(writeConfig(t, tc.file))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

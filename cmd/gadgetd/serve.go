@@ -68,12 +68,24 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	dev := fs.Bool("dev", false, `create user "demo" and print its token (the same one every start, kept in DIR/dev-token); install the built examples as builtin blueprints`)
 	examples := fs.String("examples", "./examples", "with --dev, install the built examples in `DIR` (make examples builds them)")
+	var origins []origin
+	fs.Func("allow-origin", "let pages from `ORIGIN` (https://host[:port]) open websockets, besides the server's own; repeat it for more (file: websocket.allowed_origins)", func(s string) error {
+		var o origin
+		if err := o.UnmarshalTOML(s); err != nil {
+			return err
+		}
+		origins = append(origins, o)
+		return nil
+	})
 	if _, err := parseFlags(fs, args, 0, 0); err != nil {
 		return err
 	}
 	cfg, err := loadConfig(*configFile)
 	if err != nil {
 		return err
+	}
+	if origins != nil {
+		cfg.Websocket.AllowedOrigins = origins
 	}
 	fs.Visit(func(set *flag.Flag) {
 		for _, f := range serveFlags {
@@ -155,12 +167,23 @@ func runServer(cfg serveConfig, devExamples string, stdout, stderr io.Writer) (e
 	}
 
 	httpSrv := &http.Server{
-		Handler:           web.Handler(web.WithCapnp(srv)),
+		Handler:           web.Handler(append(cfg.webOptions(), web.WithCapnp(srv))...),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		WriteTimeout:      time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		// An upgraded websocket is a Cap'n Proto connection from then on,
+		// bounded with the others by the Cap'n Proto server (connections.max
+		// in all, logins.max_per_address from one address before login,
+		// the oldest of those evicted when full): it leaves the HTTP
+		// listener's bounds, which are there for requests, so that
+		// sessions cannot keep page loads out.
+		ConnState: func(nc net.Conn, state http.ConnState) {
+			if state == http.StateHijacked {
+				connlimit.Release(nc)
+			}
+		},
 	}
 	errs := make(chan error, 2)
 	go func() { errs <- srv.ServeCapnp(capnpLn) }()
