@@ -476,7 +476,7 @@ func bootstrapMessage(t testing.TB, qid uint32) []byte {
 // busy it keeps itself, as a TCP connection is; the server serves others
 // meanwhile.
 func TestAWebsocketThatNeverLogsInIsClosedAtTheLoginDeadline(t *testing.T) {
-	h := startWS(t, []server.Option{server.WithLoginLimits(server.LoginLimits{LoginTimeout: 500 * time.Millisecond})})
+	h := startWS(t, []server.Option{server.WithLoginLimits(server.LoginLimits{LoginTimeout: 2 * time.Second})})
 	chatty, _, err := dialWS(t, h.url+"/ws", nil)
 	if err != nil {
 		t.Fatal(err)

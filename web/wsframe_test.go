@@ -218,7 +218,12 @@ func TestAUserHoldsABoundedNumberOfFrameTickets(t *testing.T) {
 func TestAFrameConnectionCountsAsLoggedIn(t *testing.T) {
 	const loginTimeout = 300 * time.Millisecond
 	h := startWS(t, []server.Option{server.WithLoginLimits(server.LoginLimits{LoginTimeout: loginTimeout})})
-	gadget, _ := createCounter(t, h.loginOverWS(t, h.token(t, "alice")))
+	// In process, so that only the frame's connection has a deadline.
+	gateway := h.srv.Gateway()
+	defer gateway.Release()
+	login, release := gateway.Login(testCtx(t), func(p schema.Gateway_login_Params) error { return p.SetToken(h.token(t, "alice")) })
+	defer release()
+	gadget, _ := createCounter(t, login.Workspace())
 	ticket, _ := frameTicket(t, gadget)
 	boot, status, body := h.dialFrame(t, ticket, nil)
 	if status != http.StatusSwitchingProtocols {
