@@ -71,6 +71,22 @@ var networkProbes = map[string]string{
 	// prelude: a script that did not start with the prelude must not run
 	// there, even one with the shell's nonce.
 	"nested-webrtc": `<iframe srcdoc="` + html.EscapeString(`<script nonce="{{nonce}}">const done = () => {};`+rtc("{{stun:nested-webrtc}}")+`</script>`) + `"></iframe>` + afterLoad,
+	// Nor may an allowed script, re-run there: a gadget's script that clones
+	// itself into a nested frame (with the nonce) to run where no prelude
+	// has run. Every allowed script starts with the prelude, so it runs
+	// there first.
+	"replay-webrtc": script(`
+  if (typeof RTCPeerConnection === "function") {
+    const pc = new RTCPeerConnection({iceServers: [{urls: "{{stun:replay-webrtc}}"}]});
+    pc.createDataChannel("probe");
+    pc.createOffer().then((o) => pc.setLocalDescription(o));
+  }
+  if (parent === top) {
+    const nested = document.createElement("iframe");
+    nested.srcdoc = "<script nonce=\"{{nonce}}\">" + document.currentScript.textContent + "<\/script>";
+    document.body.append(nested);
+    addEventListener("load", () => done());
+  }`),
 }
 
 // navigationProbes navigate a frame: a nested one, or the gadget's own.
@@ -151,7 +167,9 @@ func newPages(t *testing.T) pages {
 // with web/shell/sandbox.js, as the shell does; otherwise each is a plain
 // iframe showing the probe as it is. Messages from the frames collect in
 // window.probeReports.
-func openFrames(t *testing.T, tab context.Context, url string, protected bool, probes map[string]string) string {
+// setup, if not empty, is JavaScript run in the page first. Frames open in
+// the order of their names.
+func openFrames(t *testing.T, tab context.Context, url string, protected bool, probes map[string]string, setup string) string {
 	t.Helper()
 	if err := chromedp.Do(tab, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
@@ -161,11 +179,12 @@ func openFrames(t *testing.T, tab context.Context, url string, protected bool, p
 		t.Fatal(err)
 	}
 	js := fmt.Sprintf(`(async (docs, protected) => {
+  %s;
   window.probeReports = [];
   addEventListener("message", (ev) => { if (ev.data && ev.data.probe) probeReports.push(ev.data); });
   const sandbox = protected ? await import("/shell/sandbox.js") : null;
   const nonce = protected ? sandbox.shellNonce() : "";
-  for (const [name, doc] of Object.entries(docs)) {
+  for (const [name, doc] of Object.entries(docs).sort()) {
     const ui = doc.replaceAll("{{nonce}}", nonce);
     let frame;
     if (protected) {
@@ -178,7 +197,7 @@ func openFrames(t *testing.T, tab context.Context, url string, protected bool, p
     document.body.append(frame);
   }
   return nonce;
-})(%s, %t)`, docs, protected)
+})(%s, %t)`, setup, docs, protected)
 	nonce, err := chromedp.Run(tab, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("opening the probe frames: %v", err)
@@ -271,7 +290,7 @@ func (r probeRun) start(t *testing.T, probes map[string]string) (tab context.Con
 	if r.protected {
 		url = p.shell
 	}
-	openFrames(t, tab, url, r.protected, docs)
+	openFrames(t, tab, url, r.protected, docs, "")
 	return tab, requests, udp
 }
 
