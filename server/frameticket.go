@@ -49,9 +49,12 @@ func WithFrameTickets(ttl time.Duration, perUser int) Option {
 	}
 }
 
-// errTicketRefused wraps every refused redemption; it is a permission error
-// (fs.ErrPermission), which the HTTP side answers with 403.
-var errTicketRefused = fmt.Errorf("frame ticket refused: %w", fs.ErrPermission)
+// ticketRefused is a refused redemption: a permission error (it is
+// fs.ErrPermission), which the HTTP side answers with 403.
+type ticketRefused struct{ reason string }
+
+func (e ticketRefused) Error() string        { return "frame ticket refused: " + e.reason }
+func (e ticketRefused) Is(target error) bool { return target == fs.ErrPermission }
 
 // frameTicket is one issued ticket: for a session of the gadget of g,
 // opened as g's user with g's role, under g's credential.
@@ -109,7 +112,7 @@ func (ft *frameTickets) redeem(secret string) (*frameTicket, error) {
 	ft.prune(now)
 	t := ft.byHash[sha256.Sum256([]byte(secret))]
 	if t == nil {
-		return nil, fmt.Errorf("%w: it is unknown, already used, or expired; the page must ask for a new one", errTicketRefused)
+		return nil, ticketRefused{"it is unknown, already used, or expired; the page must ask for a new one"}
 	}
 	ft.remove(t)
 	return t, nil
@@ -160,11 +163,12 @@ func (g *gadgetCap) FrameTicket(ctx context.Context, call schema.Gadget_frameTic
 // same user and role, calls upgrade for the connection, and serves that
 // session on it as its only bootstrap capability, under the same guard as
 // every connection; the connection counts as logged in as the ticket's
-// user. The ticket is used up whatever happens next. A ticket refused
-// (unknown, used, expired, its token revoked, its gadget removed) is an
-// error that wraps fs.ErrPermission, returned before upgrade is called and
-// logged within the rate of lines about peers that have not logged in; so
-// is a session the gadget failed to open, which does not wrap it.
+// user. The ticket is used up whatever happens next. An error returned
+// before upgrade was called is a refusal to answer over HTTP: one that
+// errors.Is fs.ErrPermission means the ticket was refused (unknown, used,
+// expired, its token revoked, its gadget removed), and was logged within
+// the rate of lines about peers that have not logged in; any other, that
+// the gadget could not open the session.
 func (s *Server) ServeFrameConn(ctx context.Context, remote, ticket string, upgrade func() (net.Conn, error)) error {
 	g, err := s.redeemFrameTicket(ctx, ticket)
 	if err != nil {
@@ -199,10 +203,10 @@ func (s *Server) redeemFrameTicket(ctx context.Context, ticket string) (*gadgetC
 		return nil, err
 	}
 	if err := t.g.cred.check(ctx); err != nil {
-		return nil, fmt.Errorf("%w: %v", errTicketRefused, err)
+		return nil, ticketRefused{err.Error()}
 	}
 	if _, err := t.g.record(ctx); err != nil {
-		return nil, fmt.Errorf("%w: %v", errTicketRefused, err)
+		return nil, ticketRefused{err.Error()}
 	}
 	return t.g, nil
 }

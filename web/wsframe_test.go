@@ -1,10 +1,13 @@
 package web_test
 
 import (
+	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -232,5 +235,43 @@ func TestAFrameConnectionCountsAsLoggedIn(t *testing.T) {
 	time.Sleep(2 * loginTimeout)
 	if got := increment(t, counterpb.Counter(boot)); got != 1 {
 		t.Fatalf("increment = %d, want 1", got)
+	}
+}
+
+// syncBuffer is a log destination tests can read while the server writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// A refused ticket is logged with the peer's address, but within the rate
+// of lines about peers that have not logged in: a flood of bad tickets
+// cannot fill the log.
+func TestRefusedFrameTicketsAreLoggedWithinTheStrangersLogRate(t *testing.T) {
+	var logs syncBuffer
+	h := startWS(t, []server.Option{
+		server.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+		server.WithLoginLimits(server.LoginLimits{LogRate: 0.001, LogBurst: 2}),
+	})
+	for range 10 {
+		h.requireFrameRefused(t, "not-a-ticket", "unknown, already used, or expired")
+	}
+	if n := strings.Count(logs.String(), "websocket frame ticket refused"); n != 2 {
+		t.Fatalf("10 refused tickets logged %d lines, want the burst of 2:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "remote=127.0.0.1:") {
+		t.Fatalf("the refusal's log line does not name the peer:\n%s", logs.String())
 	}
 }
