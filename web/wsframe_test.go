@@ -275,3 +275,21 @@ func TestRefusedFrameTicketsAreLoggedWithinTheStrangersLogRate(t *testing.T) {
 		t.Fatalf("the refusal's log line does not name the peer:\n%s", logs.String())
 	}
 }
+
+// Expired tickets are forgotten, and free their places under the per-user
+// bound without being used.
+func TestExpiredFrameTicketsFreeTheirPlaces(t *testing.T) {
+	const ttl = 200 * time.Millisecond
+	h := startWS(t, []server.Option{server.WithFrameTickets(ttl, 2)})
+	gadget, _ := createCounter(t, h.loginOverWS(t, h.token(t, "alice")))
+	frameTicket(t, gadget)
+	_, expiresAt := frameTicket(t, gadget)
+	f, release := gadget.FrameTicket(testCtx(t), nil)
+	defer release()
+	if _, err := f.Struct(); err == nil {
+		t.Fatal("a third ticket under a bound of 2 was issued")
+	}
+	time.Sleep(time.Until(expiresAt) + 10*time.Millisecond)
+	frameTicket(t, gadget)
+	frameTicket(t, gadget)
+}
