@@ -147,8 +147,14 @@ func ParseOrigin(s string) (string, error) {
 	return canonicalOrigin(u), nil
 }
 
+// canonicalOrigin is u's origin as a browser sends it: lower case, and
+// without the scheme's default port.
 func canonicalOrigin(u *url.URL) string {
-	return strings.ToLower(u.Scheme + "://" + u.Host)
+	host := u.Host
+	if port := u.Port(); (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		host = strings.TrimSuffix(host, ":"+port)
+	}
+	return strings.ToLower(u.Scheme + "://" + host)
 }
 
 // errorStatus is the HTTP status of a refusal from the CapnpServer before

@@ -383,7 +383,7 @@ func TestAWebsocketMessageMustHoldExactlyOneCapnpMessage(t *testing.T) {
 // pages, and clients that send no Origin (not browsers), may.
 func TestACrossOriginWebsocketIsRefused(t *testing.T) {
 	const allowed = "https://shell.example:8443"
-	h := startWS(t, nil, web.WithAllowedOrigins(allowed))
+	h := startWS(t, nil, web.WithAllowedOrigins(allowed, "https://other.example:443"))
 	own := "http://" + strings.TrimPrefix(h.http.URL, "http://")
 	for _, c := range []struct {
 		origin string
@@ -393,6 +393,8 @@ func TestACrossOriginWebsocketIsRefused(t *testing.T) {
 		{"null", http.StatusForbidden}, // a sandboxed frame
 		{own, http.StatusSwitchingProtocols},
 		{strings.ToUpper(allowed), http.StatusSwitchingProtocols},
+		{"https://other.example", http.StatusSwitchingProtocols}, // as a browser sends it
+		{"http://other.example", http.StatusForbidden},
 		{"", http.StatusSwitchingProtocols},
 	} {
 		var header http.Header

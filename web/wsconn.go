@@ -73,8 +73,9 @@ func (m *messageReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Read reads the binary messages as one stream; the Server reads them one
-// by one with NextMessage instead, but a net.Conn must have Read.
+// Read reads the binary messages as one stream, with no bound on their
+// size. rpcguard reads a MessageConn's messages with NextMessage instead,
+// under its limits; a net.Conn must have Read.
 func (c *wsConn) Read(p []byte) (int, error) {
 	for {
 		if c.reading == nil {
