@@ -15,25 +15,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
-	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/loadtest"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
@@ -54,52 +46,30 @@ func main() {
 }
 
 func run(gadgetd, examples string, clients, gadgets, calls, watchEvery int, hold time.Duration, after string) error {
-	var samples []time.Duration
-	for _, s := range strings.Split(after, ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(s))
-		if err != nil {
-			return fmt.Errorf("-after: %w", err)
-		}
-		samples = append(samples, d)
+	samples, err := loadtest.ParseDurations(after)
+	if err != nil {
+		return fmt.Errorf("-after: %w", err)
 	}
 	ctx := context.Background()
-	srv, err := startServer(gadgetd, examples)
+	srv, err := loadtest.Start(gadgetd, loadtest.WithExamples(examples))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 
 	time.Sleep(2 * time.Second) // let start-up garbage settle
-	baseline, err := srv.rss()
+	baseline, err := srv.RSS()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%-28s %8.1f MiB\n", "baseline (after start)", mib(baseline))
+	fmt.Printf("%-28s %8.1f MiB\n", "baseline (after start)", loadtest.MiB(baseline))
 
-	ids, err := createCounters(ctx, srv.addr, srv.token, gadgets)
+	ids, err := createCounters(ctx, srv.CapnpAddr, srv.Token, gadgets)
 	if err != nil {
 		return err
 	}
 
-	var peak atomic.Int64
-	stopPeak := make(chan struct{})
-	peakDone := make(chan struct{})
-	go func() { // sample while the clients run
-		defer close(peakDone)
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if n, err := srv.rss(); err == nil && n > peak.Load() {
-				peak.Store(n)
-			}
-			select {
-			case <-stopPeak:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-
+	stopPeak := srv.SamplePeak(200 * time.Millisecond)
 	start := time.Now()
 	var wg sync.WaitGroup
 	var failed atomic.Int64
@@ -117,7 +87,7 @@ func run(gadgetd, examples string, clients, gadgets, calls, watchEvery int, hold
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := runClient(ctx, srv.addr, srv.token, ids[i%len(ids)], calls, watchEvery > 0 && i%watchEvery == 0, loggingIn, &connected, hold)
+			err := runClient(ctx, srv.CapnpAddr, srv.Token, ids[i%len(ids)], calls, watchEvery > 0 && i%watchEvery == 0, loggingIn, &connected, hold)
 			if err != nil {
 				failed.Add(1)
 				errOnce.Do(func() { firstErr = err })
@@ -125,27 +95,18 @@ func run(gadgetd, examples string, clients, gadgets, calls, watchEvery int, hold
 		}()
 	}
 	wg.Wait()
-	close(stopPeak)
-	<-peakDone
+	peak := stopPeak()
 	left := time.Now()
 	fmt.Printf("%-28s %8.1f MiB   (%d clients on %d gadgets, %d failed, %s)\n", "peak (clients connected)",
-		mib(peak.Load()), clients, len(ids), failed.Load(), left.Sub(start).Round(time.Millisecond))
+		loadtest.MiB(peak), clients, len(ids), failed.Load(), left.Sub(start).Round(time.Millisecond))
 	if firstErr != nil {
 		fmt.Printf("  first client error: %v\n", firstErr)
 	}
 
-	for _, d := range samples {
-		time.Sleep(time.Until(left.Add(d)))
-		n, err := srv.rss()
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%-28s %8.1f MiB   (%+.1f MiB against the baseline)\n", fmt.Sprintf("%s after the clients left", d), mib(n), mib(n-baseline))
-	}
-	return nil
+	return srv.RSSAfter(left, samples, func(d time.Duration, n int64) {
+		fmt.Printf("%-28s %8.1f MiB   (%+.1f MiB against the baseline)\n", fmt.Sprintf("%s after the clients left", d), loadtest.MiB(n), loadtest.MiB(n-baseline))
+	})
 }
-
-func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
 // createCounters creates n counter gadgets over one connection and returns
 // their ids.
@@ -157,31 +118,7 @@ func createCounters(ctx context.Context, addr, token string, n int) ([]string, e
 	defer conn.Close()
 	ws, release := conn.Login(ctx, token)
 	defer release()
-	ids := make([]string, 0, n)
-	for i := range n {
-		f, release := ws.Create(ctx, func(p schema.Workspace_create_Params) error {
-			if err := p.SetBlueprint("counter"); err != nil {
-				return err
-			}
-			return p.SetName(fmt.Sprintf("idlerss-%d", i))
-		})
-		res, err := f.Struct()
-		if err != nil {
-			release()
-			return nil, fmt.Errorf("creating counter %d: %w", i, err)
-		}
-		info, err := res.Info()
-		var id string
-		if err == nil {
-			id, err = info.Id()
-		}
-		release()
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
+	return loadtest.CreateCounters(ctx, ws, n, "idlerss")
 }
 
 // runClient is one client: its own connection, login, gadget and session,
@@ -213,7 +150,8 @@ func runClient(ctx context.Context, addr, token, id string, calls int, watch boo
 	counter := counterpb.Counter(session.Session())
 
 	if watch {
-		l := counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, ignore{}), nil, nil))
+		var heard atomic.Int64 // not reported: the listener only has to exist
+		l := loadtest.CountingListener(&heard)
 		f, release := counter.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(l) })
 		// The answer holds the subscription's handle: keep it while connected.
 		defer release()
@@ -239,98 +177,4 @@ func runClient(ctx context.Context, addr, token, id string, calls int, watch boo
 	connected.Wait()
 	time.Sleep(hold)
 	return nil
-}
-
-// ignore is a counter listener that does nothing with what it hears.
-type ignore struct{}
-
-func (ignore) Changed(context.Context, counterpb.Listener_changed) error { return nil }
-
-// server is a running `gadgetd serve --dev`.
-type server struct {
-	cmd     *exec.Cmd
-	dataDir string
-	addr    string
-	token   string
-}
-
-// startServer starts gadgetd on a temporary data directory and free loopback
-// ports and waits for it to print its token.
-func startServer(gadgetd, examples string) (*server, error) {
-	dataDir, err := os.MkdirTemp("", "idlerss-")
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(gadgetd, "serve", "--dev", "--data", filepath.Join(dataDir, "data"),
-		"--capnp", freeAddr(), "--http", freeAddr(), "--examples", examples)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dataDir)
-		return nil, err
-	}
-	s := &server{cmd: cmd, dataDir: dataDir}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		line := sc.Text()
-		if addr, ok := strings.CutPrefix(line, "capnp listening on "); ok {
-			s.addr = addr
-		}
-		if token, ok := strings.CutPrefix(line, "GADGETD_TOKEN="); ok {
-			s.token = token
-			break
-		}
-	}
-	if s.token == "" || s.addr == "" {
-		s.stop()
-		return nil, errors.New("gadgetd exited before printing its address and token")
-	}
-	go func() { // keep reading, so the server never blocks on a full pipe
-		for sc.Scan() {
-		}
-	}()
-	return s, nil
-}
-
-// freeAddr is a loopback address with a port nothing listens on right now.
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "127.0.0.1:0"
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// rss reads the server's VmRSS from /proc.
-func (s *server) rss() (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0, fmt.Errorf("reading the server's RSS (Linux only): %w", err)
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, errors.New("no VmRSS in /proc/PID/status")
-}
-
-// stop shuts the server down (SIGTERM, then SIGKILL after 15 s) and removes
-// its data directory.
-func (s *server) stop() {
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan struct{})
-	go func() { s.cmd.Wait(); close(exited) }()
-	select {
-	case <-exited:
-	case <-time.After(15 * time.Second):
-		s.cmd.Process.Kill()
-		<-exited
-	}
-	os.RemoveAll(s.dataDir)
 }

@@ -1,0 +1,57 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/schema"
+)
+
+// CreateCounters creates n gadgets of the counter example in ws, named
+// prefix-0, prefix-1, ..., and returns their ids.
+func CreateCounters(ctx context.Context, ws schema.Workspace, n int, prefix string) ([]string, error) {
+	ids := make([]string, 0, n)
+	for i := range n {
+		id, err := createCounter(ctx, ws, fmt.Sprintf("%s-%d", prefix, i))
+		if err != nil {
+			return nil, fmt.Errorf("creating counter %d of %d: %w", i+1, n, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func createCounter(ctx context.Context, ws schema.Workspace, name string) (string, error) {
+	f, release := ws.Create(ctx, func(p schema.Workspace_create_Params) error {
+		if err := p.SetBlueprint("counter"); err != nil {
+			return err
+		}
+		return p.SetName(name)
+	})
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return "", err
+	}
+	info, err := res.Info()
+	if err != nil {
+		return "", err
+	}
+	return info.Id()
+}
+
+// CountingListener is a counter listener that counts the changes it hears
+// in heard and does nothing else with them.
+func CountingListener(heard *atomic.Int64) counterpb.Listener {
+	return counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, countChanges{heard}), nil, nil))
+}
+
+type countChanges struct{ heard *atomic.Int64 }
+
+func (c countChanges) Changed(context.Context, counterpb.Listener_changed) error {
+	c.heard.Add(1)
+	return nil
+}
