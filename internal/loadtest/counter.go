@@ -5,14 +5,23 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
-// CreateCounters creates n gadgets of the counter example in ws, named
-// prefix-0, prefix-1, ..., and returns their ids.
-func CreateCounters(ctx context.Context, ws schema.Workspace, n int, prefix string) ([]string, error) {
+// CreateCounters creates n gadgets of the counter example for the user
+// of token, named prefix-0, prefix-1, ..., over one Cap'n Proto connection
+// to addr, and returns their ids.
+func CreateCounters(ctx context.Context, addr, token string, n int, prefix string) ([]string, error) {
+	conn, err := client.Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	ws, release := conn.Login(ctx, token)
+	defer release()
 	ids := make([]string, 0, n)
 	for i := range n {
 		id, err := createCounter(ctx, ws, fmt.Sprintf("%s-%d", prefix, i))

@@ -64,7 +64,7 @@ func run(gadgetd, examples string, clients, gadgets, calls, watchEvery int, hold
 	}
 	fmt.Printf("%-28s %8.1f MiB\n", "baseline (after start)", loadtest.MiB(baseline))
 
-	ids, err := createCounters(ctx, srv.CapnpAddr, srv.Token, gadgets)
+	ids, err := loadtest.CreateCounters(ctx, srv.CapnpAddr, srv.Token, gadgets, "idlerss")
 	if err != nil {
 		return err
 	}
@@ -106,19 +106,6 @@ func run(gadgetd, examples string, clients, gadgets, calls, watchEvery int, hold
 	return srv.RSSAfter(left, samples, func(d time.Duration, n int64) {
 		fmt.Printf("%-28s %8.1f MiB   (%+.1f MiB against the baseline)\n", fmt.Sprintf("%s after the clients left", d), loadtest.MiB(n), loadtest.MiB(n-baseline))
 	})
-}
-
-// createCounters creates n counter gadgets over one connection and returns
-// their ids.
-func createCounters(ctx context.Context, addr, token string, n int) ([]string, error) {
-	conn, err := client.Dial(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	ws, release := conn.Login(ctx, token)
-	defer release()
-	return loadtest.CreateCounters(ctx, ws, n, "idlerss")
 }
 
 // runClient is one client: its own connection, login, gadget and session,
