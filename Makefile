@@ -58,6 +58,7 @@ help:
 	@echo "make interop       only the C++ interop test"
 	@echo "make bench         run the benchmarks and compare with their targets (docs/BENCHMARKS.md)"
 	@echo "make idle-rss      200 clients against gadgetd serve --dev, then its RSS as they leave (docs/BENCHMARKS.md)"
+	@echo "make ws-load       1,000 browser shell sessions over websocket for 60 s: errors, latency, RSS (make bench runs it)"
 	@echo "make soak          fuzz the frame decoder, the guarded RPC transport and the module checker (FUZZTIME=5m each),"
 	@echo "                   then stress the server with random pipelined call graphs (STRESSTIME=10m)"
 	@echo "make clean         remove build outputs (keeps ./gadgetd-data)"
@@ -156,11 +157,12 @@ interop: deps
 # Benchmarks, each figure printed next to its target or baseline (the targets
 # are in docs/BENCHMARKS.md)
 # (medians of COUNT runs). The raw output is kept in bin/bench.txt for
-# benchstat. make bench COUNT=3 BENCHTIME=2s
+# benchstat. Then make ws-load, below. make bench COUNT=3 BENCHTIME=2s
 .PHONY: bench
 bench:
 	@mkdir -p bin
 	$(GO) run ./internal/cmd/benchreport -count $(COUNT) -benchtime $(BENCHTIME) | tee bin/bench.txt
+	$(MAKE) --no-print-directory ws-load
 
 # How much memory the server gives back once its clients leave: starts
 # bin/gadgetd serve --dev on a temporary data directory and free loopback
@@ -171,6 +173,21 @@ IDLE_RSS_FLAGS ?=
 .PHONY: idle-rss
 idle-rss: examples
 	$(GO) run ./internal/cmd/idlerss -gadgetd $(BIN) $(IDLE_RSS_FLAGS)
+
+# The load browser shells put on the server over websocket (issue 9): starts
+# bin/gadgetd serve --dev on a temporary data directory and free loopback
+# ports, opens 1,000 shell sessions at once (each a /ws and a /ws/frame
+# websocket: login, a counter opened, a frame ticket), makes a call on each
+# every 2 s for 60 s (some watch), and prints sessions held, calls, errors,
+# latency p50/p99 and the server's RSS before, at the peak and 0/30/60 s
+# after they closed (also kept in bin/ws-load.txt). It fails only on an
+# error; make test runs a short one (internal/cmd/wsload's tests).
+# make ws-load WS_LOAD_FLAGS="-sessions 2000 -hold 2m"
+WS_LOAD_FLAGS ?=
+.PHONY: ws-load
+ws-load: build examples
+	@mkdir -p bin
+	$(GO) run ./internal/cmd/wsload -gadgetd $(BIN) $(WS_LOAD_FLAGS) | tee bin/ws-load.txt
 
 # Longer runs than make test affords. make test replays each fuzz target's
 # seeds and saved crashers; soak fuzzes for FUZZTIME each. make test runs the
