@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -81,6 +83,31 @@ func NewTab(t testing.TB) context.Context {
 	// Start the browser now, so that a failure to start is reported here.
 	if err := chromedp.Do(tab); err != nil {
 		t.Fatalf("browsertest: starting %s: %v", ChromiumPath, err)
+	}
+	// The page's console and uncaught exceptions go to the test's log, so
+	// that a failure shows what the page said.
+	if err := chromedp.Listen(tab, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			var args []string
+			for _, a := range ev.Args {
+				if a.Value != nil {
+					args = append(args, string(a.Value))
+				} else {
+					args = append(args, a.Description)
+				}
+			}
+			t.Logf("browser console.%s: %s", ev.Type, strings.Join(args, " "))
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			if d.Exception != nil {
+				t.Logf("browser exception: %s", d.Exception.Description)
+			} else {
+				t.Logf("browser exception: %s", d.Text)
+			}
+		}
+	}); err != nil {
+		t.Fatalf("browsertest: %v", err)
 	}
 	return tab
 }
