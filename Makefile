@@ -50,10 +50,12 @@ help:
 	@echo "                   HTTP 127.0.0.1:7070, Cap'n Proto 127.0.0.1:7071; RUN_FLAGS=\"...\" adds serve flags)"
 	@echo "make build         build $(BIN)"
 	@echo "make examples      build the examples/*/blueprint.json that changed (guest wasm + schema)"
-	@echo "make test          deps, schema-check, gofmt, vet, then every test (RACE=0 to skip -race)"
+	@echo "make test          deps, schema-check, js-check, gofmt, vet, then every test (RACE=0 to skip -race)"
 	@echo "make deps          install what the build and the tests need (scripts/deps.sh)"
 	@echo "make schema        regenerate the committed Go code from every .capnp with \$$Go.import"
 	@echo "make schema-check  fail if the committed generated code is stale"
+	@echo "make js            rebuild the JS client's bindings and the bundles in web/static (needs node, npm; see web/js)"
+	@echo "make js-check      fail if the committed JS bindings or bundles are stale"
 	@echo "make fmt           gofmt -w every Go file"
 	@echo "make interop       only the C++ interop test"
 	@echo "make bench         run the benchmarks and compare with their targets (docs/BENCHMARKS.md)"
@@ -114,6 +116,17 @@ schema: deps
 schema-check: deps
 	@scripts/schema.sh check
 
+# The JS client (web/js): capnp-es bindings of the schema and the esbuild
+# bundles the binary embeds (web/static). Both are committed, so make run
+# needs no npm; make test checks that they match their sources.
+.PHONY: js
+js: deps
+	@web/js/build.sh build
+
+.PHONY: js-check
+js-check: deps
+	@web/js/build.sh check
+
 .PHONY: fmt
 fmt:
 	@scripts/gofiles.sh | xargs -r gofmt -w
@@ -148,7 +161,7 @@ gotest: deps
 		--jsonfile $(TEST_JSON) -- $(GOTEST_FLAGS) ./...
 
 .PHONY: test
-test: deps schema-check fmt-check vet gotest
+test: deps schema-check js-check fmt-check vet gotest
 
 .PHONY: interop
 interop: deps

@@ -12,6 +12,10 @@
 #   scripts/deps.sh --check      install nothing; report what is missing and
 #                                exit 1 if anything is
 #
+# Except with --run, it also installs the JS client's npm packages
+# (web/js/package-lock.json, with npm ci) when the lock file changed since
+# the last install; that needs node 20+ and npm.
+#
 # As root it installs Debian packages with apt-get. Otherwise it prints exactly
 # which packages are missing and the command that installs them, and exits 1.
 # Go tools are installed with `go install` into $(go env GOPATH)/bin as any
@@ -33,7 +37,7 @@ for arg in "$@"; do
 	--run) run_only=1 ;;
 	--check) check_only=1 ;;
 	-h | --help)
-		sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -154,7 +158,34 @@ if ((${#missing[@]})); then
 	fi
 fi
 
-if [[ "$go_missing" == 1 ]]; then
+# --- npm packages of the JS client (web/js) -----------------------------------
+# npm ci installs exactly what web/js/package-lock.json pins, without running
+# install scripts. A stamp in node_modules remembers which lock file it
+# installed, so this runs only when the lock changed. make run needs none
+# of it: the bundles it serves are committed.
+
+js_missing=0
+if [[ "$run_only" != 1 ]]; then
+	js_dir="$(cd "$(dirname "$0")/.." && pwd)/web/js"
+	stamp="$js_dir/node_modules/.gadgetd-lock.sha256"
+	lock_sum=$(sha256sum "$js_dir/package-lock.json" | cut -d' ' -f1)
+	if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$lock_sum" ]]; then
+		if ! command -v npm >/dev/null 2>&1 ||
+			! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' 2>/dev/null; then
+			say "node 20 or newer and npm are needed for the JS client's build and tests (make js, make test); install Node.js"
+			js_missing=1
+		elif [[ "$check_only" == 1 ]]; then
+			say "web/js/node_modules is missing or stale (scripts/deps.sh runs npm ci there)"
+			js_missing=1
+		else
+			say "installing the JS client's npm packages (npm ci in web/js)"
+			(cd "$js_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+			echo "$lock_sum" >"$stamp"
+		fi
+	fi
+fi
+
+if [[ "$go_missing" == 1 || "$js_missing" == 1 ]]; then
 	exit 1
 fi
 

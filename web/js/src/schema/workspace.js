@@ -1,0 +1,2101 @@
+import * as $ from "capnp-es";
+const _capnpFileId = 0xd3b1c9b1418c1831n;
+class Gateway_Login$Params extends $.Struct {
+  static _capnp = {
+    displayName: "login$Params",
+    id: "d5bc9f807eec8c21",
+    size: new $.ObjectSize(0, 1)
+  };
+  get token() {
+    return $.utils.getText(0, this);
+  }
+  set token(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Gateway_Login$Params_" + super.toString();
+  }
+}
+class Gateway_Login$Results extends $.Struct {
+  static _capnp = {
+    displayName: "login$Results",
+    id: "fcbc91f13ccf3e17",
+    size: new $.ObjectSize(0, 2)
+  };
+  get workspace() {
+    return new Workspace$Client($.utils.getInterfaceClientOrNullAt(0, this));
+  }
+  set workspace(value) {
+    $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+  }
+  _adoptUser(value) {
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownUser() {
+    return $.utils.disown(this.user);
+  }
+  get user() {
+    return $.utils.getStruct(1, UserInfo, this);
+  }
+  _hasUser() {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initUser() {
+    return $.utils.initStructAt(1, UserInfo, this);
+  }
+  set user(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  toString() {
+    return "Gateway_Login$Results_" + super.toString();
+  }
+}
+class Gateway_Login$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  getWorkspace() {
+    return new Workspace$Client(this.pipeline.getPipeline(Workspace, 0).client());
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gateway$Client {
+  client;
+  static interfaceId = 0xa02c395e0dad31cen;
+  constructor(client) {
+    this.client = client;
+  }
+  static methods = [
+    {
+      ParamsClass: Gateway_Login$Params,
+      ResultsClass: Gateway_Login$Results,
+      interfaceId: Gateway$Client.interfaceId,
+      methodId: 0,
+      interfaceName: "workspace.capnp:Gateway",
+      methodName: "login"
+    }
+  ];
+  /**
+  * Exchanges a user token (printed by `gadgetd user add NAME`) for that
+  * user's workspace. A wrong token fails with "invalid token" and reveals
+  * nothing about which users exist.
+  *
+  */
+  login(paramsFunc) {
+    const answer = this.client.call({
+      method: Gateway$Client.methods[0],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gateway_Login$Results, answer);
+    return new Gateway_Login$Results$Promise(pipeline);
+  }
+}
+$.Registry.register(Gateway$Client.interfaceId, Gateway$Client);
+class Gateway$Server extends $.Server {
+  target;
+  constructor(target) {
+    super(target, [
+      {
+        ...Gateway$Client.methods[0],
+        impl: target.login
+      }
+    ]);
+    this.target = target;
+  }
+  client() {
+    return new Gateway$Client(this);
+  }
+}
+class Gateway extends $.Interface {
+  static Client = Gateway$Client;
+  static Server = Gateway$Server;
+  static _capnp = {
+    displayName: "Gateway",
+    id: "a02c395e0dad31ce",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gateway_" + super.toString();
+  }
+}
+class UserInfo extends $.Struct {
+  static _capnp = {
+    displayName: "UserInfo",
+    id: "a41f1d4cfbc47028",
+    size: new $.ObjectSize(0, 2)
+  };
+  /**
+  * Stable, opaque user id.
+  *
+  */
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+  * Login name.
+  *
+  */
+  get name() {
+    return $.utils.getText(1, this);
+  }
+  set name(value) {
+    $.utils.setText(1, value, this);
+  }
+  toString() {
+    return "UserInfo_" + super.toString();
+  }
+}
+class Workspace_Blueprints$Params extends $.Struct {
+  static _capnp = {
+    displayName: "blueprints$Params",
+    id: "d7c18dd2403f0610",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Workspace_Blueprints$Params_" + super.toString();
+  }
+}
+class Workspace_Blueprints$Results extends $.Struct {
+  static _capnp = {
+    displayName: "blueprints$Results",
+    id: "866888d264ac1d63",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Blueprints;
+  _adoptBlueprints(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownBlueprints() {
+    return $.utils.disown(this.blueprints);
+  }
+  get blueprints() {
+    return $.utils.getList(0, Workspace_Blueprints$Results._Blueprints, this);
+  }
+  _hasBlueprints() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initBlueprints(length) {
+    return $.utils.initList(0, Workspace_Blueprints$Results._Blueprints, length, this);
+  }
+  set blueprints(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Blueprints$Results_" + super.toString();
+  }
+}
+class Workspace_Blueprints$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_InstallBlueprint$Params extends $.Struct {
+  static _capnp = {
+    displayName: "installBlueprint$Params",
+    id: "99f40b97a51274f0",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptBundle(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownBundle() {
+    return $.utils.disown(this.bundle);
+  }
+  get bundle() {
+    return $.utils.getStruct(0, Blueprint, this);
+  }
+  _hasBundle() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initBundle() {
+    return $.utils.initStructAt(0, Blueprint, this);
+  }
+  set bundle(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_InstallBlueprint$Params_" + super.toString();
+  }
+}
+class Workspace_InstallBlueprint$Results extends $.Struct {
+  static _capnp = {
+    displayName: "installBlueprint$Results",
+    id: "bbf05972f85834c6",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptInfo(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownInfo() {
+    return $.utils.disown(this.info);
+  }
+  get info() {
+    return $.utils.getStruct(0, BlueprintInfo, this);
+  }
+  _hasInfo() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initInfo() {
+    return $.utils.initStructAt(0, BlueprintInfo, this);
+  }
+  set info(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_InstallBlueprint$Results_" + super.toString();
+  }
+}
+class Workspace_InstallBlueprint$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_Create$Params extends $.Struct {
+  static _capnp = {
+    displayName: "create$Params",
+    id: "83872b2883527daa",
+    size: new $.ObjectSize(0, 2)
+  };
+  get blueprint() {
+    return $.utils.getText(0, this);
+  }
+  set blueprint(value) {
+    $.utils.setText(0, value, this);
+  }
+  get name() {
+    return $.utils.getText(1, this);
+  }
+  set name(value) {
+    $.utils.setText(1, value, this);
+  }
+  toString() {
+    return "Workspace_Create$Params_" + super.toString();
+  }
+}
+class Workspace_Create$Results extends $.Struct {
+  static _capnp = {
+    displayName: "create$Results",
+    id: "acc1d3d711d120ea",
+    size: new $.ObjectSize(0, 2)
+  };
+  get gadget() {
+    return new Gadget$Client($.utils.getInterfaceClientOrNullAt(0, this));
+  }
+  set gadget(value) {
+    $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+  }
+  _adoptInfo(value) {
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownInfo() {
+    return $.utils.disown(this.info);
+  }
+  get info() {
+    return $.utils.getStruct(1, GadgetInfo, this);
+  }
+  _hasInfo() {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initInfo() {
+    return $.utils.initStructAt(1, GadgetInfo, this);
+  }
+  set info(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  toString() {
+    return "Workspace_Create$Results_" + super.toString();
+  }
+}
+class Workspace_Create$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  getGadget() {
+    return new Gadget$Client(this.pipeline.getPipeline(Gadget, 0).client());
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_Gadgets$Params extends $.Struct {
+  static _capnp = {
+    displayName: "gadgets$Params",
+    id: "ee0bb87552e208ee",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Workspace_Gadgets$Params_" + super.toString();
+  }
+}
+class Workspace_Gadgets$Results extends $.Struct {
+  static _capnp = {
+    displayName: "gadgets$Results",
+    id: "d37782a80dd09584",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Gadgets;
+  _adoptGadgets(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownGadgets() {
+    return $.utils.disown(this.gadgets);
+  }
+  get gadgets() {
+    return $.utils.getList(0, Workspace_Gadgets$Results._Gadgets, this);
+  }
+  _hasGadgets() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initGadgets(length) {
+    return $.utils.initList(0, Workspace_Gadgets$Results._Gadgets, length, this);
+  }
+  set gadgets(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Gadgets$Results_" + super.toString();
+  }
+}
+class Workspace_Gadgets$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_Open$Params extends $.Struct {
+  static _capnp = {
+    displayName: "open$Params",
+    id: "e607a084ced35e56",
+    size: new $.ObjectSize(0, 1)
+  };
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Workspace_Open$Params_" + super.toString();
+  }
+}
+class Workspace_Open$Results extends $.Struct {
+  static _capnp = {
+    displayName: "open$Results",
+    id: "8fe4cd9616fd0aa6",
+    size: new $.ObjectSize(0, 1)
+  };
+  get gadget() {
+    return new Gadget$Client($.utils.getInterfaceClientOrNullAt(0, this));
+  }
+  set gadget(value) {
+    $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Open$Results_" + super.toString();
+  }
+}
+class Workspace_Open$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  getGadget() {
+    return new Gadget$Client(this.pipeline.getPipeline(Gadget, 0).client());
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_ObsoleteRemove$Params extends $.Struct {
+  static _capnp = {
+    displayName: "obsoleteRemove$Params",
+    id: "d36a29631f43ef5a",
+    size: new $.ObjectSize(0, 1)
+  };
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Workspace_ObsoleteRemove$Params_" + super.toString();
+  }
+}
+class Workspace_ObsoleteRemove$Results extends $.Struct {
+  static _capnp = {
+    displayName: "obsoleteRemove$Results",
+    id: "b78e8cbe29cc503f",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Workspace_ObsoleteRemove$Results_" + super.toString();
+  }
+}
+class Workspace_ObsoleteRemove$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_Tokens$Params extends $.Struct {
+  static _capnp = {
+    displayName: "tokens$Params",
+    id: "bf0e253dd1b659f7",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Workspace_Tokens$Params_" + super.toString();
+  }
+}
+class Workspace_Tokens$Results extends $.Struct {
+  static _capnp = {
+    displayName: "tokens$Results",
+    id: "82c16c43f8793e66",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Tokens;
+  _adoptTokens(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownTokens() {
+    return $.utils.disown(this.tokens);
+  }
+  get tokens() {
+    return $.utils.getList(0, Workspace_Tokens$Results._Tokens, this);
+  }
+  _hasTokens() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initTokens(length) {
+    return $.utils.initList(0, Workspace_Tokens$Results._Tokens, length, this);
+  }
+  set tokens(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Tokens$Results_" + super.toString();
+  }
+}
+class Workspace_Tokens$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_NewToken$Params extends $.Struct {
+  static _capnp = {
+    displayName: "newToken$Params",
+    id: "848f26f4a52e155b",
+    size: new $.ObjectSize(8, 1)
+  };
+  get label() {
+    return $.utils.getText(0, this);
+  }
+  set label(value) {
+    $.utils.setText(0, value, this);
+  }
+  get validForSeconds() {
+    return $.utils.getUint64(0, this);
+  }
+  set validForSeconds(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  toString() {
+    return "Workspace_NewToken$Params_" + super.toString();
+  }
+}
+class Workspace_NewToken$Results extends $.Struct {
+  static _capnp = {
+    displayName: "newToken$Results",
+    id: "e4664272aa3c57ae",
+    size: new $.ObjectSize(0, 2)
+  };
+  get token() {
+    return $.utils.getText(0, this);
+  }
+  set token(value) {
+    $.utils.setText(0, value, this);
+  }
+  _adoptInfo(value) {
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownInfo() {
+    return $.utils.disown(this.info);
+  }
+  get info() {
+    return $.utils.getStruct(1, TokenInfo, this);
+  }
+  _hasInfo() {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initInfo() {
+    return $.utils.initStructAt(1, TokenInfo, this);
+  }
+  set info(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  toString() {
+    return "Workspace_NewToken$Results_" + super.toString();
+  }
+}
+class Workspace_NewToken$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_RevokeToken$Params extends $.Struct {
+  static _capnp = {
+    displayName: "revokeToken$Params",
+    id: "ebd287194e8d9f47",
+    size: new $.ObjectSize(0, 1)
+  };
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Workspace_RevokeToken$Params_" + super.toString();
+  }
+}
+class Workspace_RevokeToken$Results extends $.Struct {
+  static _capnp = {
+    displayName: "revokeToken$Results",
+    id: "97db6f9a14f31941",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Workspace_RevokeToken$Results_" + super.toString();
+  }
+}
+class Workspace_RevokeToken$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_UploadBlueprint$Params extends $.Struct {
+  static _capnp = {
+    displayName: "uploadBlueprint$Params",
+    id: "cea8ffe10f15208e",
+    size: new $.ObjectSize(8, 0)
+  };
+  get size() {
+    return $.utils.getUint64(0, this);
+  }
+  set size(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  toString() {
+    return "Workspace_UploadBlueprint$Params_" + super.toString();
+  }
+}
+class Workspace_UploadBlueprint$Results extends $.Struct {
+  static _capnp = {
+    displayName: "uploadBlueprint$Results",
+    id: "8ffeef709eac22bd",
+    size: new $.ObjectSize(0, 1)
+  };
+  get upload() {
+    return new BlueprintUpload$Client($.utils.getInterfaceClientOrNullAt(0, this));
+  }
+  set upload(value) {
+    $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_UploadBlueprint$Results_" + super.toString();
+  }
+}
+class Workspace_UploadBlueprint$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  getUpload() {
+    return new BlueprintUpload$Client(this.pipeline.getPipeline(BlueprintUpload, 0).client());
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace$Client {
+  client;
+  static interfaceId = 0xc3d2836d4f4597aen;
+  constructor(client) {
+    this.client = client;
+  }
+  static methods = [
+    {
+      ParamsClass: Workspace_Blueprints$Params,
+      ResultsClass: Workspace_Blueprints$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 0,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "blueprints"
+    },
+    {
+      ParamsClass: Workspace_InstallBlueprint$Params,
+      ResultsClass: Workspace_InstallBlueprint$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 1,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "installBlueprint"
+    },
+    {
+      ParamsClass: Workspace_Create$Params,
+      ResultsClass: Workspace_Create$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 2,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "create"
+    },
+    {
+      ParamsClass: Workspace_Gadgets$Params,
+      ResultsClass: Workspace_Gadgets$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 3,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "gadgets"
+    },
+    {
+      ParamsClass: Workspace_Open$Params,
+      ResultsClass: Workspace_Open$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 4,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "open"
+    },
+    {
+      ParamsClass: Workspace_ObsoleteRemove$Params,
+      ResultsClass: Workspace_ObsoleteRemove$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 5,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "obsoleteRemove"
+    },
+    {
+      ParamsClass: Workspace_Tokens$Params,
+      ResultsClass: Workspace_Tokens$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 6,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "tokens"
+    },
+    {
+      ParamsClass: Workspace_NewToken$Params,
+      ResultsClass: Workspace_NewToken$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 7,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "newToken"
+    },
+    {
+      ParamsClass: Workspace_RevokeToken$Params,
+      ResultsClass: Workspace_RevokeToken$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 8,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "revokeToken"
+    },
+    {
+      ParamsClass: Workspace_UploadBlueprint$Params,
+      ResultsClass: Workspace_UploadBlueprint$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 9,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "uploadBlueprint"
+    }
+  ];
+  /**
+  * The blueprints that can be instantiated: those shipped with the server
+  * and those this user installed, newest version of each name.
+  *
+  */
+  blueprints(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[0],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Blueprints$Results, answer);
+    return new Workspace_Blueprints$Results$Promise(pipeline);
+  }
+  /**
+  * Validates and installs a blueprint for this user. The wasm must compile
+  * and export the guest ABI (docs/ABI.md), the manifest's session interface
+  * must exist in the bundled schema, and the version must be new for this
+  * name. Otherwise it fails with an error that names the problem. The bundle
+  * must fit in one message (the connection's message limit, 9 MiB by
+  * default); `uploadBlueprint` takes a bundle of any allowed size.
+  *
+  */
+  installBlueprint(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[1],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_InstallBlueprint$Results, answer);
+    return new Workspace_InstallBlueprint$Results$Promise(pipeline);
+  }
+  /**
+  * Creates a new gadget from the newest version of the named blueprint. The
+  * caller becomes its owner. `name` is a label for humans; empty means the
+  * blueprint's name.
+  *
+  */
+  create(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[2],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Create$Results, answer);
+    return new Workspace_Create$Results$Promise(pipeline);
+  }
+  /**
+  * The gadgets this user can reach, oldest first, each with its Gadget
+  * capability: the listing is the authority, no id needs looking up again.
+  * Release what you do not keep: each counts against your connection's
+  * bound on capabilities held.
+  *
+  */
+  gadgets(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[3],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Gadgets$Results, answer);
+    return new Workspace_Gadgets$Results$Promise(pipeline);
+  }
+  /**
+  * The gadget with this id, attenuated to the caller's role.
+  *
+  */
+  open(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[4],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Open$Results, answer);
+    return new Workspace_Open$Results$Promise(pipeline);
+  }
+  /**
+  * Reserved: was `remove(id)`, now `Gadget.remove()` (the authority to
+  * delete a gadget lives on the owner's capability to it, not on the
+  * workspace). Fails with "unimplemented". Cap'n Proto ordinals cannot have
+  * holes and must not be reused, so this ordinal stays, unused.
+  *
+  */
+  obsoleteRemove(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[5],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_ObsoleteRemove$Results, answer);
+    return new Workspace_ObsoleteRemove$Results$Promise(pipeline);
+  }
+  /**
+  * This user's login tokens, oldest first: their public ids and labels,
+  * never the secrets (the server keeps only hashes).
+  *
+  */
+  tokens(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[6],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Tokens$Results, answer);
+    return new Workspace_Tokens$Results$Promise(pipeline);
+  }
+  /**
+  * Issues another login token for this user. `label` (at most 200 bytes)
+  * says where it will be used; `validForSeconds` 0 means it never expires.
+  * The secret is in `token` and nowhere else: it cannot be shown again.
+  * A user may hold a bounded number of tokens; past it this fails until one
+  * is revoked.
+  *
+  */
+  newToken(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[7],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_NewToken$Results, answer);
+    return new Workspace_NewToken$Results$Promise(pipeline);
+  }
+  /**
+  * Revokes one of this user's tokens by its id. It no longer logs in, and
+  * every Workspace and Gadget capability obtained with it, and every session
+  * opened through them, fails from its next call with "the token this
+  * capability was obtained with was revoked" (a disconnected exception).
+  * Revoking the token this workspace came from is allowed and ends it. An id
+  * that is not one of this user's tokens fails with "unknown token id",
+  * whoever else's it may be.
+  *
+  */
+  revokeToken(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[8],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_RevokeToken$Results, answer);
+    return new Workspace_RevokeToken$Results$Promise(pipeline);
+  }
+  /**
+  * Starts installing a blueprint bundle of exactly `size` bytes, streamed
+  * in chunks rather than sent in one message: write a `Blueprint` struct,
+  * serialized as a Cap'n Proto message in the standard (unpacked) stream
+  * framing, to `upload`, then call `finish`, which installs it exactly as
+  * `installBlueprint` would. `size` is bounded by the server's blueprint
+  * limits; a user may have only a few uploads open at once.
+  *
+  */
+  uploadBlueprint(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[9],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_UploadBlueprint$Results, answer);
+    return new Workspace_UploadBlueprint$Results$Promise(pipeline);
+  }
+}
+$.Registry.register(Workspace$Client.interfaceId, Workspace$Client);
+class Workspace$Server extends $.Server {
+  target;
+  constructor(target) {
+    super(target, [
+      {
+        ...Workspace$Client.methods[0],
+        impl: target.blueprints
+      },
+      {
+        ...Workspace$Client.methods[1],
+        impl: target.installBlueprint
+      },
+      {
+        ...Workspace$Client.methods[2],
+        impl: target.create
+      },
+      {
+        ...Workspace$Client.methods[3],
+        impl: target.gadgets
+      },
+      {
+        ...Workspace$Client.methods[4],
+        impl: target.open
+      },
+      {
+        ...Workspace$Client.methods[5],
+        impl: target.obsoleteRemove
+      },
+      {
+        ...Workspace$Client.methods[6],
+        impl: target.tokens
+      },
+      {
+        ...Workspace$Client.methods[7],
+        impl: target.newToken
+      },
+      {
+        ...Workspace$Client.methods[8],
+        impl: target.revokeToken
+      },
+      {
+        ...Workspace$Client.methods[9],
+        impl: target.uploadBlueprint
+      }
+    ]);
+    this.target = target;
+  }
+  client() {
+    return new Workspace$Client(this);
+  }
+}
+class Workspace extends $.Interface {
+  static Client = Workspace$Client;
+  static Server = Workspace$Server;
+  static _capnp = {
+    displayName: "Workspace",
+    id: "c3d2836d4f4597ae",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Workspace_" + super.toString();
+  }
+}
+class BlueprintUpload_Write$Params extends $.Struct {
+  static _capnp = {
+    displayName: "write$Params",
+    id: "bd8c1b43c4eeeb95",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptChunk(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownChunk() {
+    return $.utils.disown(this.chunk);
+  }
+  get chunk() {
+    return $.utils.getData(0, this);
+  }
+  _hasChunk() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initChunk(length) {
+    return $.utils.initData(0, length, this);
+  }
+  set chunk(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "BlueprintUpload_Write$Params_" + super.toString();
+  }
+}
+class StreamResult extends $.Struct {
+  static _capnp = {
+    displayName: "StreamResult",
+    id: "995f9a3377c0b16e",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "StreamResult_" + super.toString();
+  }
+}
+class StreamResult$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class BlueprintUpload_Finish$Params extends $.Struct {
+  static _capnp = {
+    displayName: "finish$Params",
+    id: "e8f9b3d025ef1d57",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "BlueprintUpload_Finish$Params_" + super.toString();
+  }
+}
+class BlueprintUpload_Finish$Results extends $.Struct {
+  static _capnp = {
+    displayName: "finish$Results",
+    id: "ca6ca3e22605a056",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptInfo(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownInfo() {
+    return $.utils.disown(this.info);
+  }
+  get info() {
+    return $.utils.getStruct(0, BlueprintInfo, this);
+  }
+  _hasInfo() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initInfo() {
+    return $.utils.initStructAt(0, BlueprintInfo, this);
+  }
+  set info(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "BlueprintUpload_Finish$Results_" + super.toString();
+  }
+}
+class BlueprintUpload_Finish$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class BlueprintUpload$Client {
+  client;
+  static interfaceId = 0x8bb289fc3f0d3273n;
+  constructor(client) {
+    this.client = client;
+  }
+  static methods = [
+    {
+      ParamsClass: BlueprintUpload_Write$Params,
+      ResultsClass: StreamResult,
+      interfaceId: BlueprintUpload$Client.interfaceId,
+      methodId: 0,
+      interfaceName: "workspace.capnp:BlueprintUpload",
+      methodName: "write"
+    },
+    {
+      ParamsClass: BlueprintUpload_Finish$Params,
+      ResultsClass: BlueprintUpload_Finish$Results,
+      interfaceId: BlueprintUpload$Client.interfaceId,
+      methodId: 1,
+      interfaceName: "workspace.capnp:BlueprintUpload",
+      methodName: "finish"
+    }
+  ];
+  /**
+  * Appends `chunk` (at most 64 KiB). Writing past the size given to
+  * uploadBlueprint fails, and so does every call after it.
+  *
+  */
+  write(paramsFunc) {
+    const answer = this.client.call({
+      method: BlueprintUpload$Client.methods[0],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(StreamResult, answer);
+    return new StreamResult$Promise(pipeline);
+  }
+  /**
+  * Checks that exactly the announced size was written, then validates and
+  * installs the bundle.
+  *
+  */
+  finish(paramsFunc) {
+    const answer = this.client.call({
+      method: BlueprintUpload$Client.methods[1],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(BlueprintUpload_Finish$Results, answer);
+    return new BlueprintUpload_Finish$Results$Promise(pipeline);
+  }
+}
+$.Registry.register(BlueprintUpload$Client.interfaceId, BlueprintUpload$Client);
+class BlueprintUpload$Server extends $.Server {
+  target;
+  constructor(target) {
+    super(target, [
+      {
+        ...BlueprintUpload$Client.methods[0],
+        impl: target.write
+      },
+      {
+        ...BlueprintUpload$Client.methods[1],
+        impl: target.finish
+      }
+    ]);
+    this.target = target;
+  }
+  client() {
+    return new BlueprintUpload$Client(this);
+  }
+}
+class BlueprintUpload extends $.Interface {
+  static Client = BlueprintUpload$Client;
+  static Server = BlueprintUpload$Server;
+  static _capnp = {
+    displayName: "BlueprintUpload",
+    id: "8bb289fc3f0d3273",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "BlueprintUpload_" + super.toString();
+  }
+}
+class TokenInfo extends $.Struct {
+  static _capnp = {
+    displayName: "TokenInfo",
+    id: "84481826f6ac269c",
+    size: new $.ObjectSize(24, 2)
+  };
+  /**
+  * Short public handle, for revokeToken.
+  *
+  */
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  get label() {
+    return $.utils.getText(1, this);
+  }
+  set label(value) {
+    $.utils.setText(1, value, this);
+  }
+  /**
+  * Unix time in milliseconds.
+  *
+  */
+  get createdAt() {
+    return $.utils.getInt64(0, this);
+  }
+  set createdAt(value) {
+    $.utils.setInt64(0, value, this);
+  }
+  /**
+  * Unix time in milliseconds; 0 for a token that never expires.
+  *
+  */
+  get expiresAt() {
+    return $.utils.getInt64(8, this);
+  }
+  set expiresAt(value) {
+    $.utils.setInt64(8, value, this);
+  }
+  /**
+  * True for the token this workspace was obtained with.
+  *
+  */
+  get current() {
+    return $.utils.getBit(128, this);
+  }
+  set current(value) {
+    $.utils.setBit(128, value, this);
+  }
+  toString() {
+    return "TokenInfo_" + super.toString();
+  }
+}
+class Gadget_Info$Params extends $.Struct {
+  static _capnp = {
+    displayName: "info$Params",
+    id: "8c3514c198c855e0",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_Info$Params_" + super.toString();
+  }
+}
+class Gadget_Info$Results extends $.Struct {
+  static _capnp = {
+    displayName: "info$Results",
+    id: "beeb81e0b5ade649",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptInfo(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownInfo() {
+    return $.utils.disown(this.info);
+  }
+  get info() {
+    return $.utils.getStruct(0, GadgetInfo, this);
+  }
+  _hasInfo() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initInfo() {
+    return $.utils.initStructAt(0, GadgetInfo, this);
+  }
+  set info(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Gadget_Info$Results_" + super.toString();
+  }
+}
+class Gadget_Info$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_Open$Params extends $.Struct {
+  static _capnp = {
+    displayName: "open$Params",
+    id: "ce2f13d0a85a04ea",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_Open$Params_" + super.toString();
+  }
+}
+class Gadget_Open$Results extends $.Struct {
+  static _capnp = {
+    displayName: "open$Results",
+    id: "9f6cb61df334fc32",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptSession(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownSession() {
+    return $.utils.disown(this.session);
+  }
+  get session() {
+    return $.utils.getPointer(0, this);
+  }
+  _hasSession() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  set session(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Gadget_Open$Results_" + super.toString();
+  }
+}
+class Gadget_Open$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_Ui$Params extends $.Struct {
+  static _capnp = {
+    displayName: "ui$Params",
+    id: "8d4f4996f4ffee9f",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_Ui$Params_" + super.toString();
+  }
+}
+class Gadget_Ui$Results extends $.Struct {
+  static _capnp = {
+    displayName: "ui$Results",
+    id: "8d95891158d8486b",
+    size: new $.ObjectSize(0, 1)
+  };
+  get html() {
+    return $.utils.getText(0, this);
+  }
+  set html(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Gadget_Ui$Results_" + super.toString();
+  }
+}
+class Gadget_Ui$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_Schema$Params extends $.Struct {
+  static _capnp = {
+    displayName: "schema$Params",
+    id: "f4267ab10e0ed767",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_Schema$Params_" + super.toString();
+  }
+}
+class Gadget_Schema$Results extends $.Struct {
+  static _capnp = {
+    displayName: "schema$Results",
+    id: "c7b3061d06d5b10f",
+    size: new $.ObjectSize(8, 1)
+  };
+  _adoptNodes(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownNodes() {
+    return $.utils.disown(this.nodes);
+  }
+  get nodes() {
+    return $.utils.getData(0, this);
+  }
+  _hasNodes() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initNodes(length) {
+    return $.utils.initData(0, length, this);
+  }
+  set nodes(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  get sessionInterface() {
+    return $.utils.getUint64(0, this);
+  }
+  set sessionInterface(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  toString() {
+    return "Gadget_Schema$Results_" + super.toString();
+  }
+}
+class Gadget_Schema$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_Logs$Params extends $.Struct {
+  static _capnp = {
+    displayName: "logs$Params",
+    id: "c3cd082e0639950a",
+    size: new $.ObjectSize(8, 0)
+  };
+  get limit() {
+    return $.utils.getUint32(0, this);
+  }
+  set limit(value) {
+    $.utils.setUint32(0, value, this);
+  }
+  toString() {
+    return "Gadget_Logs$Params_" + super.toString();
+  }
+}
+class Gadget_Logs$Results extends $.Struct {
+  static _capnp = {
+    displayName: "logs$Results",
+    id: "de771709d1a68ea4",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Lines;
+  _adoptLines(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownLines() {
+    return $.utils.disown(this.lines);
+  }
+  get lines() {
+    return $.utils.getList(0, Gadget_Logs$Results._Lines, this);
+  }
+  _hasLines() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initLines(length) {
+    return $.utils.initList(0, Gadget_Logs$Results._Lines, length, this);
+  }
+  set lines(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Gadget_Logs$Results_" + super.toString();
+  }
+}
+class Gadget_Logs$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_Remove$Params extends $.Struct {
+  static _capnp = {
+    displayName: "remove$Params",
+    id: "c647f092ae9a4df1",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_Remove$Params_" + super.toString();
+  }
+}
+class Gadget_Remove$Results extends $.Struct {
+  static _capnp = {
+    displayName: "remove$Results",
+    id: "b07d6193e1f55217",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_Remove$Results_" + super.toString();
+  }
+}
+class Gadget_Remove$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_FrameTicket$Params extends $.Struct {
+  static _capnp = {
+    displayName: "frameTicket$Params",
+    id: "fb17e5d85f3fd799",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_FrameTicket$Params_" + super.toString();
+  }
+}
+class Gadget_FrameTicket$Results extends $.Struct {
+  static _capnp = {
+    displayName: "frameTicket$Results",
+    id: "cfb7963602bb1e2f",
+    size: new $.ObjectSize(8, 1)
+  };
+  get ticket() {
+    return $.utils.getText(0, this);
+  }
+  set ticket(value) {
+    $.utils.setText(0, value, this);
+  }
+  get expiresAt() {
+    return $.utils.getInt64(0, this);
+  }
+  set expiresAt(value) {
+    $.utils.setInt64(0, value, this);
+  }
+  toString() {
+    return "Gadget_FrameTicket$Results_" + super.toString();
+  }
+}
+class Gadget_FrameTicket$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget$Client {
+  client;
+  static interfaceId = 0xd9cdd0859b5e76cdn;
+  constructor(client) {
+    this.client = client;
+  }
+  static methods = [
+    {
+      ParamsClass: Gadget_Info$Params,
+      ResultsClass: Gadget_Info$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 0,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "info"
+    },
+    {
+      ParamsClass: Gadget_Open$Params,
+      ResultsClass: Gadget_Open$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 1,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "open"
+    },
+    {
+      ParamsClass: Gadget_Ui$Params,
+      ResultsClass: Gadget_Ui$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 2,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "ui"
+    },
+    {
+      ParamsClass: Gadget_Schema$Params,
+      ResultsClass: Gadget_Schema$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 3,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "schema"
+    },
+    {
+      ParamsClass: Gadget_Logs$Params,
+      ResultsClass: Gadget_Logs$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 4,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "logs"
+    },
+    {
+      ParamsClass: Gadget_Remove$Params,
+      ResultsClass: Gadget_Remove$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 5,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "remove"
+    },
+    {
+      ParamsClass: Gadget_FrameTicket$Params,
+      ResultsClass: Gadget_FrameTicket$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 6,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "frameTicket"
+    }
+  ];
+  info(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[0],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Info$Results, answer);
+    return new Gadget_Info$Results$Promise(pipeline);
+  }
+  /**
+  * Opens a session: the capability the gadget's guest returned from
+  * `Guest.open(caller)`. Its interface is the blueprint's session interface
+  * (`info.sessionInterface`).
+  *
+  */
+  open(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[1],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Open$Results, answer);
+    return new Gadget_Open$Results$Promise(pipeline);
+  }
+  /**
+  * The gadget's UI: one HTML document with its scripts inline, meant for a
+  * sandboxed iframe.
+  *
+  */
+  ui(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[2],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Ui$Results, answer);
+    return new Gadget_Ui$Results$Promise(pipeline);
+  }
+  /**
+  * The blueprint's compiled schema, as a serialized
+  * `capnp.schema.CodeGeneratorRequest`, so that clients without generated
+  * code can call the session dynamically.
+  *
+  */
+  schema(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[3],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Schema$Results, answer);
+    return new Gadget_Schema$Results$Promise(pipeline);
+  }
+  /**
+  * The newest lines the guest wrote with `Host.log`, oldest first. Editor or
+  * owner only.
+  *
+  */
+  logs(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[4],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Logs$Results, answer);
+    return new Gadget_Logs$Results$Promise(pipeline);
+  }
+  /**
+  * Deletes the gadget and its storage. Owner only: any other role fails
+  * with "removing gadget ... needs the owner role". A call the gadget is
+  * running fails. Every outstanding capability to it, and every session
+  * opened from it, fails from then on.
+  *
+  */
+  remove(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[5],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Remove$Results, answer);
+    return new Gadget_Remove$Results$Promise(pipeline);
+  }
+  /**
+  * A ticket for one websocket to this gadget's session, for the browser
+  * shell to hand its sandboxed frame: `/ws/frame?ticket=...` on the HTTP
+  * listener bootstraps straight to a session opened as `open()` opens one,
+  * for this user with this role, and reaches nothing else. It is
+  * single-use, expires at `expiresAt` (Unix milliseconds; a minute by
+  * default), lives in the server's memory only, and is refused once the
+  * token this capability was obtained with is revoked or the gadget is
+  * removed; revoking that token later cuts the frame's session off too.
+  * A user holds a bounded number of unused tickets at once.
+  *
+  */
+  frameTicket(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[6],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_FrameTicket$Results, answer);
+    return new Gadget_FrameTicket$Results$Promise(pipeline);
+  }
+}
+$.Registry.register(Gadget$Client.interfaceId, Gadget$Client);
+class Gadget$Server extends $.Server {
+  target;
+  constructor(target) {
+    super(target, [
+      {
+        ...Gadget$Client.methods[0],
+        impl: target.info
+      },
+      {
+        ...Gadget$Client.methods[1],
+        impl: target.open
+      },
+      {
+        ...Gadget$Client.methods[2],
+        impl: target.ui
+      },
+      {
+        ...Gadget$Client.methods[3],
+        impl: target.schema
+      },
+      {
+        ...Gadget$Client.methods[4],
+        impl: target.logs
+      },
+      {
+        ...Gadget$Client.methods[5],
+        impl: target.remove
+      },
+      {
+        ...Gadget$Client.methods[6],
+        impl: target.frameTicket
+      }
+    ]);
+    this.target = target;
+  }
+  client() {
+    return new Gadget$Client(this);
+  }
+}
+class Gadget extends $.Interface {
+  static Client = Gadget$Client;
+  static Server = Gadget$Server;
+  static _capnp = {
+    displayName: "Gadget",
+    id: "d9cdd0859b5e76cd",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_" + super.toString();
+  }
+}
+class ListedGadget extends $.Struct {
+  static _capnp = {
+    displayName: "ListedGadget",
+    id: "aeb8bb7ee3b5526d",
+    size: new $.ObjectSize(0, 2)
+  };
+  /**
+  * The gadget, at the role this user has, obtained with the same token as
+  * the workspace: revoking the token cuts it off, as it does the workspace.
+  *
+  */
+  get gadget() {
+    return new Gadget$Client($.utils.getInterfaceClientOrNullAt(0, this));
+  }
+  set gadget(value) {
+    $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+  }
+  _adoptInfo(value) {
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownInfo() {
+    return $.utils.disown(this.info);
+  }
+  get info() {
+    return $.utils.getStruct(1, GadgetInfo, this);
+  }
+  _hasInfo() {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initInfo() {
+    return $.utils.initStructAt(1, GadgetInfo, this);
+  }
+  set info(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  toString() {
+    return "ListedGadget_" + super.toString();
+  }
+}
+class GadgetInfo extends $.Struct {
+  static _capnp = {
+    displayName: "GadgetInfo",
+    id: "9114fd5aacb39fdf",
+    size: new $.ObjectSize(24, 5)
+  };
+  /**
+  * Unguessable id, stable for the gadget's life.
+  *
+  */
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  get name() {
+    return $.utils.getText(1, this);
+  }
+  set name(value) {
+    $.utils.setText(1, value, this);
+  }
+  /**
+  * Name of the blueprint it runs.
+  *
+  */
+  get blueprint() {
+    return $.utils.getText(2, this);
+  }
+  set blueprint(value) {
+    $.utils.setText(2, value, this);
+  }
+  /**
+  * The version it was created from.
+  *
+  */
+  get blueprintVersion() {
+    return $.utils.getText(3, this);
+  }
+  set blueprintVersion(value) {
+    $.utils.setText(3, value, this);
+  }
+  /**
+  * Interface id of the session capability `open()` returns.
+  *
+  */
+  get sessionInterface() {
+    return $.utils.getUint64(0, this);
+  }
+  set sessionInterface(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  /**
+  * The caller's role.
+  *
+  */
+  get role() {
+    return $.utils.getUint16(8, this);
+  }
+  set role(value) {
+    $.utils.setUint16(8, value, this);
+  }
+  /**
+  * Owner's user name.
+  *
+  */
+  get owner() {
+    return $.utils.getText(4, this);
+  }
+  set owner(value) {
+    $.utils.setText(4, value, this);
+  }
+  /**
+  * Unix time in milliseconds.
+  *
+  */
+  get createdAt() {
+    return $.utils.getInt64(16, this);
+  }
+  set createdAt(value) {
+    $.utils.setInt64(16, value, this);
+  }
+  toString() {
+    return "GadgetInfo_" + super.toString();
+  }
+}
+class LogLine extends $.Struct {
+  static _capnp = {
+    displayName: "LogLine",
+    id: "aada6a96093bc212",
+    size: new $.ObjectSize(16, 1)
+  };
+  /**
+  * Unix time in milliseconds.
+  *
+  */
+  get time() {
+    return $.utils.getInt64(0, this);
+  }
+  set time(value) {
+    $.utils.setInt64(0, value, this);
+  }
+  get level() {
+    return $.utils.getUint16(8, this);
+  }
+  set level(value) {
+    $.utils.setUint16(8, value, this);
+  }
+  get text() {
+    return $.utils.getText(0, this);
+  }
+  set text(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "LogLine_" + super.toString();
+  }
+}
+class BlueprintInfo extends $.Struct {
+  static _capnp = {
+    displayName: "BlueprintInfo",
+    id: "af1513bffaee87c4",
+    size: new $.ObjectSize(16, 3)
+  };
+  get name() {
+    return $.utils.getText(0, this);
+  }
+  set name(value) {
+    $.utils.setText(0, value, this);
+  }
+  get version() {
+    return $.utils.getText(1, this);
+  }
+  set version(value) {
+    $.utils.setText(1, value, this);
+  }
+  get description() {
+    return $.utils.getText(2, this);
+  }
+  set description(value) {
+    $.utils.setText(2, value, this);
+  }
+  get sessionInterface() {
+    return $.utils.getUint64(0, this);
+  }
+  set sessionInterface(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  /**
+  * True for blueprints that ship with the server.
+  *
+  */
+  get builtin() {
+    return $.utils.getBit(64, this);
+  }
+  set builtin(value) {
+    $.utils.setBit(64, value, this);
+  }
+  toString() {
+    return "BlueprintInfo_" + super.toString();
+  }
+}
+class Blueprint extends $.Struct {
+  static _capnp = {
+    displayName: "Blueprint",
+    id: "d8239a496365a923",
+    size: new $.ObjectSize(8, 7)
+  };
+  /**
+  * Lower-case letters, digits and dashes; 1 to 64 characters.
+  *
+  */
+  get name() {
+    return $.utils.getText(0, this);
+  }
+  set name(value) {
+    $.utils.setText(0, value, this);
+  }
+  get version() {
+    return $.utils.getText(1, this);
+  }
+  set version(value) {
+    $.utils.setText(1, value, this);
+  }
+  get description() {
+    return $.utils.getText(2, this);
+  }
+  set description(value) {
+    $.utils.setText(2, value, this);
+  }
+  /**
+  * Id of the interface `Guest.open` returns; must be an interface in
+  * `schemaNodes`.
+  *
+  */
+  get sessionInterface() {
+    return $.utils.getUint64(0, this);
+  }
+  set sessionInterface(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  _adoptWasm(value) {
+    $.utils.adopt(value, $.utils.getPointer(3, this));
+  }
+  _disownWasm() {
+    return $.utils.disown(this.wasm);
+  }
+  /**
+  * The guest, a wasip1 reactor module exporting the ABI in docs/ABI.md.
+  *
+  */
+  get wasm() {
+    return $.utils.getData(3, this);
+  }
+  _hasWasm() {
+    return !$.utils.isNull($.utils.getPointer(3, this));
+  }
+  _initWasm(length) {
+    return $.utils.initData(3, length, this);
+  }
+  set wasm(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(3, this));
+  }
+  /**
+  * One HTML document, scripts inline.
+  *
+  */
+  get ui() {
+    return $.utils.getText(4, this);
+  }
+  set ui(value) {
+    $.utils.setText(4, value, this);
+  }
+  /**
+  * The .capnp source of the session interface, for humans.
+  *
+  */
+  get schemaSource() {
+    return $.utils.getText(5, this);
+  }
+  set schemaSource(value) {
+    $.utils.setText(5, value, this);
+  }
+  _adoptSchemaNodes(value) {
+    $.utils.adopt(value, $.utils.getPointer(6, this));
+  }
+  _disownSchemaNodes() {
+    return $.utils.disown(this.schemaNodes);
+  }
+  /**
+  * The compiled schema: a serialized capnp.schema.CodeGeneratorRequest
+  * (`capnp compile -o- file.capnp`).
+  *
+  */
+  get schemaNodes() {
+    return $.utils.getData(6, this);
+  }
+  _hasSchemaNodes() {
+    return !$.utils.isNull($.utils.getPointer(6, this));
+  }
+  _initSchemaNodes(length) {
+    return $.utils.initData(6, length, this);
+  }
+  set schemaNodes(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(6, this));
+  }
+  toString() {
+    return "Blueprint_" + super.toString();
+  }
+}
+Workspace_Blueprints$Results._Blueprints = $.CompositeList(BlueprintInfo);
+Workspace_Gadgets$Results._Gadgets = $.CompositeList(ListedGadget);
+Workspace_Tokens$Results._Tokens = $.CompositeList(TokenInfo);
+Gadget_Logs$Results._Lines = $.CompositeList(LogLine);
+export {
+  Blueprint,
+  BlueprintInfo,
+  BlueprintUpload,
+  BlueprintUpload$Client,
+  BlueprintUpload$Server,
+  BlueprintUpload_Finish$Params,
+  BlueprintUpload_Finish$Results,
+  BlueprintUpload_Finish$Results$Promise,
+  BlueprintUpload_Write$Params,
+  Gadget,
+  Gadget$Client,
+  Gadget$Server,
+  GadgetInfo,
+  Gadget_FrameTicket$Params,
+  Gadget_FrameTicket$Results,
+  Gadget_FrameTicket$Results$Promise,
+  Gadget_Info$Params,
+  Gadget_Info$Results,
+  Gadget_Info$Results$Promise,
+  Gadget_Logs$Params,
+  Gadget_Logs$Results,
+  Gadget_Logs$Results$Promise,
+  Gadget_Open$Params,
+  Gadget_Open$Results,
+  Gadget_Open$Results$Promise,
+  Gadget_Remove$Params,
+  Gadget_Remove$Results,
+  Gadget_Remove$Results$Promise,
+  Gadget_Schema$Params,
+  Gadget_Schema$Results,
+  Gadget_Schema$Results$Promise,
+  Gadget_Ui$Params,
+  Gadget_Ui$Results,
+  Gadget_Ui$Results$Promise,
+  Gateway,
+  Gateway$Client,
+  Gateway$Server,
+  Gateway_Login$Params,
+  Gateway_Login$Results,
+  Gateway_Login$Results$Promise,
+  ListedGadget,
+  LogLine,
+  StreamResult,
+  StreamResult$Promise,
+  TokenInfo,
+  UserInfo,
+  Workspace,
+  Workspace$Client,
+  Workspace$Server,
+  Workspace_Blueprints$Params,
+  Workspace_Blueprints$Results,
+  Workspace_Blueprints$Results$Promise,
+  Workspace_Create$Params,
+  Workspace_Create$Results,
+  Workspace_Create$Results$Promise,
+  Workspace_Gadgets$Params,
+  Workspace_Gadgets$Results,
+  Workspace_Gadgets$Results$Promise,
+  Workspace_InstallBlueprint$Params,
+  Workspace_InstallBlueprint$Results,
+  Workspace_InstallBlueprint$Results$Promise,
+  Workspace_NewToken$Params,
+  Workspace_NewToken$Results,
+  Workspace_NewToken$Results$Promise,
+  Workspace_ObsoleteRemove$Params,
+  Workspace_ObsoleteRemove$Results,
+  Workspace_ObsoleteRemove$Results$Promise,
+  Workspace_Open$Params,
+  Workspace_Open$Results,
+  Workspace_Open$Results$Promise,
+  Workspace_RevokeToken$Params,
+  Workspace_RevokeToken$Results,
+  Workspace_RevokeToken$Results$Promise,
+  Workspace_Tokens$Params,
+  Workspace_Tokens$Results,
+  Workspace_Tokens$Results$Promise,
+  Workspace_UploadBlueprint$Params,
+  Workspace_UploadBlueprint$Results,
+  Workspace_UploadBlueprint$Results$Promise,
+  _capnpFileId
+};
