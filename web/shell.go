@@ -17,10 +17,18 @@ import (
 	"io/fs"
 	"log"
 	"net/http"
+	"strings"
 )
 
 //go:embed shell
 var shellFiles embed.FS
+
+// staticFiles are the JavaScript bundles built from web/js: the Cap'n
+// Proto client the shell imports (gadgetd.js) and the runtime it inlines
+// into every gadget frame (frame.js).
+//
+//go:embed static
+var staticFiles embed.FS
 
 var shellPage = template.Must(template.ParseFS(shellFiles, "shell/index.html"))
 
@@ -45,16 +53,29 @@ func newNonce() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// handleShell adds the shell's routes to mux: the page at GET / and its
-// files under GET /shell/.
+// handleShell adds the shell's routes to mux: the page at GET /, its files
+// under GET /shell/ and the bundles under GET /static/.
 func handleShell(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", serveShellPage)
-	files, err := fs.Sub(shellFiles, "shell")
+	serveDir(mux, shellFiles, "shell")
+	serveDir(mux, staticFiles, "static")
+}
+
+// serveDir serves the embedded directory dir at GET /dir/.
+func serveDir(mux *http.ServeMux, files embed.FS, dir string) {
+	sub, err := fs.Sub(files, dir)
 	if err != nil {
 		panic(err) // the embedded directory is part of the binary
 	}
-	static := http.StripPrefix("/shell/", http.FileServerFS(files))
-	mux.Handle("GET /shell/", withSecurityHeaders(static))
+	prefix := "/" + dir + "/"
+	serve := http.StripPrefix(prefix, http.FileServerFS(sub))
+	mux.Handle("GET "+prefix, withSecurityHeaders(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r) // files, not listings
+			return
+		}
+		serve.ServeHTTP(w, r)
+	})))
 }
 
 func serveShellPage(w http.ResponseWriter, r *http.Request) {

@@ -80,7 +80,7 @@ func TestTheShellsFilesAreServedWithTheirTypes(t *testing.T) {
 }
 
 func TestOnlyKnownPathsAndGETAreServed(t *testing.T) {
-	for _, c := range []struct{ method, path string }{{"GET", "/nothing"}, {"GET", "/shell/nothing.js"}, {"POST", "/"}, {"DELETE", "/healthz"}} {
+	for _, c := range []struct{ method, path string }{{"GET", "/nothing"}, {"GET", "/shell/nothing.js"}, {"GET", "/shell/"}, {"GET", "/static/"}, {"POST", "/"}, {"DELETE", "/healthz"}} {
 		if resp := get(t, web.Handler(), c.method, c.path); resp.StatusCode < 400 {
 			t.Errorf("%s %s = %d, want an error", c.method, c.path, resp.StatusCode)
 		}

@@ -184,11 +184,13 @@ func openFrames(t *testing.T, tab context.Context, url string, protected bool, p
   addEventListener("message", (ev) => { if (ev.data && ev.data.probe) probeReports.push(ev.data); });
   const sandbox = protected ? await import("/shell/sandbox.js") : null;
   const nonce = protected ? sandbox.shellNonce() : "";
+  // The shell's runtimes, as it gives them to every frame.
+  const runtimes = protected ? [sandbox.CONSOLE_FORWARDER, await (await fetch("/static/frame.js")).text()] : [];
   for (const [name, doc] of Object.entries(docs).sort()) {
     const ui = doc.replaceAll("{{nonce}}", nonce);
     let frame;
     if (protected) {
-      frame = await sandbox.createFrame(ui, {nonce, runtimes: [sandbox.CONSOLE_FORWARDER]});
+      frame = await sandbox.createFrame(ui, {nonce, runtimes});
     } else {
       frame = document.createElement("iframe");
       frame.srcdoc = ui;

@@ -16,8 +16,10 @@ const pageSecrets = `
 
 // otherGadget keeps secrets of its own, and logs one to its console a
 // moment after it loaded, by which time the reader has tried to take over
-// its console port.
+// its console port; in the shell it also asks the frame runtime for its
+// session, which the reader tries to hand it.
 var otherGadget = script(`
+  window.gadgetd?.session();
   window.secret = "S-gadget-window";
   document.body.dataset.secret = "S-gadget-dom";
   addEventListener("load", () => setTimeout(() => console.log("S-gadget-console"), 500));
@@ -37,6 +39,12 @@ var readerGadget = script(`
   const hijack = new MessageChannel();
   hijack.port1.onmessage = (ev) => { found["the other gadget's console"] = JSON.stringify(ev.data); };
   other.postMessage({gadgetd: "console"}, "*", [hijack.port2]);
+  // A session port posted to the other frame: its runtime, had it taken
+  // the port, would bootstrap over it, and the reader could answer as its
+  // server.
+  const session = new MessageChannel();
+  session.port1.onmessage = (ev) => { found["the other gadget's session"] = "S-gadget-session: a message of " + (ev.data?.byteLength ?? 0) + " bytes"; };
+  other.postMessage({gadgetd: "port"}, "*", [session.port2]);
   setTimeout(() => {
     attempt("the page's DOM", () => parent.document.body.dataset.secret);
     attempt("the page's cookies", () => parent.document.cookie);

@@ -1,1 +1,440 @@
-// The shell's page logic: to come.
+// The gadgetd shell: log in, list, create and remove gadgets, and open one
+// in its sandboxed frame (sandbox.js), whose only channel is a MessagePort
+// the shell relays to the gadget's own websocket (/ws/frame).
+//
+// State lives in this module, on the page's one thread: the connection to
+// /ws with its workspace (made again on demand after it drops), and at most
+// one open gadget, whose relay reconnects by itself. Every piece of text
+// that comes from the server or a gadget reaches the DOM as text
+// (textContent), never as markup.
+
+import { connect, relay, release, schema } from "/static/gadgetd.js";
+import { CONSOLE_FORWARDER, createFrame, shellNonce } from "/shell/sandbox.js";
+
+const TOKEN_KEY = "gadgetd.token";
+const CONSOLE_LINES = 500;
+const LOG_LINES = 200;
+const RECONNECT_DELAYS_MS = [250, 1000, 2000, 5000, 10000];
+
+// h makes an element: h("p", {class: "x", onclick: f}, "text", child…).
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k.startsWith("on")) {
+      el.addEventListener(k.slice(2), v);
+    } else if (v !== false && v != null) {
+      el.setAttribute(k, v === true ? "" : v);
+    }
+  }
+  el.append(...children.filter((c) => c != null));
+  return el;
+}
+
+const $ = (id) => document.getElementById(id);
+
+function wsURL(path) {
+  return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
+}
+
+function errorText(err) {
+  return String(err?.message ?? err).replace(/^Error: /, "");
+}
+
+// --- the token -----------------------------------------------------------
+
+// takeTokenFromURL reads the token from a #token=… link (what `gadgetd
+// serve --dev` prints) and strips it from the address bar and this history
+// entry at once, so that it is neither bookmarked nor shown.
+function takeTokenFromURL() {
+  const m = /^#token=(.+)$/.exec(location.hash);
+  if (!m) {
+    return null;
+  }
+  history.replaceState(null, "", location.pathname + location.search);
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return m[1];
+  }
+}
+
+// The token is kept for this tab only (sessionStorage), so that a reload
+// does not log out and closing the tab does.
+const storedToken = {
+  get: () => sessionStorage.getItem(TOKEN_KEY),
+  set: (t) => sessionStorage.setItem(TOKEN_KEY, t),
+  clear: () => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+// --- the connection --------------------------------------------------------
+
+const state = {
+  conn: null,
+  workspace: null, // a Promise of the logged-in workspace
+  user: null,
+  gadgets: [], // GadgetInfo-like plain objects
+  blueprints: [],
+  open: null, // the OpenGadget shown, if any
+};
+
+// workspace returns the logged-in workspace, connecting and logging in
+// again if the connection dropped.
+function workspace() {
+  if (!state.workspace) {
+    state.workspace = (async () => {
+      const conn = await connect(wsURL("/ws"));
+      state.conn = conn;
+      conn.closed.then(() => {
+        if (state.conn === conn) {
+          state.conn = null;
+          state.workspace = null;
+        }
+      });
+      try {
+        const { workspace, user } = await conn.login(storedToken.get());
+        state.user = user;
+        return workspace;
+      } catch (err) {
+        conn.close();
+        throw err;
+      }
+    })();
+    state.workspace.catch(() => {
+      state.workspace = null;
+    });
+  }
+  return state.workspace;
+}
+
+// gadgetCap opens the gadget id afresh (pipelined): the shell keeps ids, not
+// capabilities, so that a dropped connection leaves nothing stale.
+async function gadgetCap(id) {
+  const ws = await workspace();
+  return ws.open((p) => { p.id = id; }).getGadget();
+}
+
+// --- the views -------------------------------------------------------------
+
+function showLogin(message) {
+  $("who").replaceChildren();
+  const input = h("input", { type: "password", id: "token", name: "token", autocomplete: "current-password", required: true, placeholder: "token" });
+  const form = h("form", { class: "login", onsubmit: (ev) => {
+    ev.preventDefault();
+    storedToken.set(input.value.trim());
+    start();
+  } },
+  h("h1", {}, "Log in to gadgetd"),
+  h("p", { class: "muted" }, "Paste a token (", h("code", {}, "gadgetd token new"), " prints one), or open the link ", h("code", {}, "gadgetd serve --dev"), " prints."),
+  h("label", { for: "token" }, "Token"),
+  input,
+  message ? h("p", { class: "error", role: "alert" }, message) : null,
+  h("button", { type: "submit" }, "Log in"));
+  $("main").replaceChildren(form);
+  input.focus();
+}
+
+function logout() {
+  closeGadget();
+  storedToken.clear();
+  state.conn?.close();
+  state.conn = null;
+  state.workspace = null;
+  showLogin();
+}
+
+async function start() {
+  if (!storedToken.get()) {
+    showLogin();
+    return;
+  }
+  $("main").replaceChildren(h("p", { class: "muted" }, "Connecting…"));
+  try {
+    await workspace();
+  } catch (err) {
+    storedToken.clear();
+    showLogin(`Login failed: ${errorText(err)}`);
+    return;
+  }
+  $("who").replaceChildren(h("span", {}, state.user.name), h("button", { type: "button", class: "link", onclick: logout }, "Log out"));
+  $("main").replaceChildren(
+    h("nav", { class: "sidebar", "aria-label": "Gadgets" },
+      h("h2", {}, "Gadgets"),
+      h("ul", { id: "gadget-list", class: "gadget-list" }),
+      h("form", { id: "create", class: "create", onsubmit: createGadget },
+        h("h3", {}, "New gadget"),
+        h("label", { for: "create-blueprint" }, "Blueprint"),
+        h("select", { id: "create-blueprint", name: "blueprint", required: true }),
+        h("label", { for: "create-name" }, "Name"),
+        h("input", { id: "create-name", name: "name", placeholder: "optional" }),
+        h("button", { type: "submit" }, "Create"),
+        h("p", { id: "create-error", class: "error", role: "alert" }))),
+    h("section", { id: "gadget", class: "gadget" },
+      h("p", { class: "muted empty" }, "Open a gadget, or create one.")));
+  await Promise.all([refreshGadgets(), refreshBlueprints()]);
+}
+
+async function refreshBlueprints() {
+  const ws = await workspace();
+  const res = await ws.blueprints().promise();
+  state.blueprints = res.blueprints.map((b) => ({ name: b.name, version: b.version, description: b.description }));
+  $("create-blueprint")?.replaceChildren(...state.blueprints.map((b) =>
+    h("option", { value: b.name, title: b.description }, `${b.name} ${b.version}`)));
+}
+
+async function refreshGadgets() {
+  const ws = await workspace();
+  const res = await ws.gadgets().promise();
+  state.gadgets = res.gadgets.map((g) => ({ id: g.info.id, name: g.info.name, blueprint: g.info.blueprint }));
+  // The shell keeps ids: let go of the listing's capabilities now.
+  await Promise.all(res.gadgets.map((g) => release(g.gadget)));
+  renderGadgetList();
+}
+
+function renderGadgetList() {
+  const list = $("gadget-list");
+  if (!list) {
+    return;
+  }
+  if (state.gadgets.length === 0) {
+    list.replaceChildren(h("li", { class: "muted" }, "None yet."));
+    return;
+  }
+  list.replaceChildren(...state.gadgets.map((g) =>
+    h("li", { "data-id": g.id, class: state.open?.id === g.id ? "current" : null },
+      h("button", { type: "button", class: "open", onclick: () => openGadget(g) },
+        h("span", { class: "name" }, g.name || g.id),
+        h("span", { class: "blueprint" }, g.blueprint)))));
+}
+
+async function createGadget(ev) {
+  ev.preventDefault();
+  const form = ev.target;
+  const err = $("create-error");
+  err.textContent = "";
+  try {
+    const ws = await workspace();
+    const res = await ws.create((p) => {
+      p.blueprint = form.blueprint.value;
+      p.name = form.name.value.trim();
+    }).promise();
+    const info = { id: res.info.id, name: res.info.name, blueprint: res.info.blueprint };
+    await release(res.gadget);
+    form.name.value = "";
+    await refreshGadgets();
+    openGadget(info);
+  } catch (e) {
+    err.textContent = errorText(e);
+  }
+}
+
+// removeGadget asks first: the first click arms the button, a second one
+// within a few seconds removes the gadget and its data.
+async function removeGadget(g, button) {
+  if (button.dataset.armed !== "yes") {
+    button.dataset.armed = "yes";
+    button.textContent = "Remove it and its data?";
+    setTimeout(() => {
+      button.dataset.armed = "";
+      button.textContent = "Remove";
+    }, 5000);
+    return;
+  }
+  try {
+    const gadget = await gadgetCap(g.id);
+    await gadget.remove().promise();
+    await release(gadget);
+    if (state.open?.id === g.id) {
+      closeGadget();
+      $("gadget").replaceChildren(h("p", { class: "muted empty" }, "Removed."));
+    }
+  } catch (e) {
+    state.open?.status(`remove failed: ${errorText(e)}`, "error");
+  }
+  await refreshGadgets();
+}
+
+// --- an open gadget --------------------------------------------------------
+
+function closeGadget() {
+  state.open?.close();
+  state.open = null;
+}
+
+async function openGadget(g) {
+  closeGadget();
+  const open = new OpenGadget(g);
+  state.open = open;
+  renderGadgetList();
+  await open.start();
+}
+
+// frameRuntime is the iframe's Cap'n Proto runtime (web/static/frame.js), a
+// classic script the frame builder inlines.
+let frameRuntime = null;
+function loadFrameRuntime() {
+  frameRuntime ??= fetch("/static/frame.js").then((r) => {
+    if (!r.ok) {
+      throw new Error(`/static/frame.js: ${r.status}`);
+    }
+    return r.text();
+  });
+  return frameRuntime;
+}
+
+// OpenGadget is one gadget on screen: its frame, its relay to /ws/frame
+// (reconnected with a fresh ticket, socket and port whenever it drops,
+// while the frame and its state stay), its console and its logs.
+class OpenGadget {
+  constructor(g) {
+    this.id = g.id;
+    this.info = g;
+    this.closed = false;
+    this.attempt = 0;
+    this.socket = null;
+    this.frame = null;
+    this.consoleLines = 0;
+  }
+
+  status(text, kind = "") {
+    const el = this.view?.querySelector(".status");
+    if (el) {
+      el.textContent = text;
+      el.dataset.kind = kind;
+    }
+  }
+
+  async start() {
+    const g = this.info;
+    this.view = h("article", { class: "open-gadget", "data-id": g.id },
+      h("header", { class: "gadget-head" },
+        h("h2", {}, g.name || g.id),
+        h("span", { class: "blueprint" }, g.blueprint),
+        h("span", { class: "status", role: "status" }, "opening…"),
+        h("button", { type: "button", class: "danger remove", onclick: (ev) => removeGadget(g, ev.currentTarget) }, "Remove")),
+      h("div", { class: "frame-box" }),
+      h("div", { class: "panels" },
+        h("section", { class: "panel", "aria-label": "Console" },
+          h("header", {}, h("h3", {}, "Console"), h("button", { type: "button", class: "link", onclick: () => this.view.querySelector(".console").replaceChildren() }, "Clear")),
+          h("ol", { class: "console lines" })),
+        h("section", { class: "panel", "aria-label": "Logs" },
+          h("header", {}, h("h3", {}, "Logs"), h("button", { type: "button", class: "link", onclick: () => this.refreshLogs() }, "Refresh")),
+          h("ol", { class: "logs lines" })),
+        // Gatekeepers (the capabilities to the outside world a user grants a
+        // gadget) are not built yet. When they are, the actions a gadget asks
+        // for wait here for approval, with the audit log beside them.
+        h("section", { class: "panel pending", "aria-label": "Pending actions" },
+          h("header", {}, h("h3", {}, "Pending actions")),
+          h("p", { class: "muted" }, "Not yet available: gadgets cannot ask for actions until gatekeepers exist."))));
+    $("gadget").replaceChildren(this.view);
+    try {
+      const gadget = await gadgetCap(this.id);
+      const [{ html }, runtime] = await Promise.all([gadget.ui().promise(), loadFrameRuntime()]);
+      await release(gadget);
+      if (this.closed) {
+        return;
+      }
+      this.frame = await createFrame(html, { nonce: shellNonce(), runtimes: [CONSOLE_FORWARDER, runtime] });
+      this.frame.title = `${g.name || g.id} (${g.blueprint})`;
+      this.frame.addEventListener("load", () => this.frameLoaded(), { once: true });
+      this.view.querySelector(".frame-box").append(this.frame);
+    } catch (e) {
+      this.status(`cannot open: ${errorText(e)}`, "error");
+    }
+    this.refreshLogs();
+  }
+
+  frameLoaded() {
+    const consoleChannel = new MessageChannel();
+    consoleChannel.port1.onmessage = (ev) => this.consoleEntry(ev.data);
+    this.frame.contentWindow.postMessage({ gadgetd: "console" }, "*", [consoleChannel.port2]);
+    this.connect();
+  }
+
+  consoleEntry(entry) {
+    const list = this.view.querySelector(".console");
+    const level = ["debug", "log", "info", "warn", "error"].includes(entry?.level) ? entry.level : "log";
+    list.append(h("li", { class: level }, h("span", { class: "level" }, level), String(entry?.text ?? "")));
+    if (++this.consoleLines > CONSOLE_LINES) {
+      list.firstElementChild?.remove();
+    }
+    list.scrollTop = list.scrollHeight;
+  }
+
+  // connect gets a frame ticket, opens /ws/frame with it, and hands the
+  // frame a fresh port relayed to that socket. When the socket drops, it
+  // does it all again after a pause that grows with each failure.
+  async connect() {
+    if (this.closed) {
+      return;
+    }
+    this.status(this.attempt === 0 ? "connecting…" : "reconnecting…", "busy");
+    let ws;
+    try {
+      const gadget = await gadgetCap(this.id);
+      const { ticket } = await gadget.frameTicket().promise();
+      await release(gadget);
+      ws = new WebSocket(wsURL("/ws/frame?ticket=" + encodeURIComponent(ticket)));
+    } catch (e) {
+      this.retry(errorText(e));
+      return;
+    }
+    if (this.closed) {
+      ws.close();
+      return;
+    }
+    this.socket = ws;
+    const channel = new MessageChannel();
+    relay(channel.port1, ws);
+    ws.addEventListener("open", () => {
+      this.attempt = 0;
+      this.status("connected", "ok");
+    });
+    ws.addEventListener("close", (ev) => {
+      if (this.socket === ws && !this.closed) {
+        this.socket = null;
+        this.retry(ev.reason || `the socket closed (${ev.code})`);
+      }
+    });
+    this.frame.contentWindow.postMessage({ gadgetd: "port" }, "*", [channel.port2]);
+  }
+
+  retry(reason) {
+    const delay = RECONNECT_DELAYS_MS[Math.min(this.attempt, RECONNECT_DELAYS_MS.length - 1)];
+    this.attempt++;
+    console.warn(`gadgetd: gadget ${this.id}: ${reason}; reconnecting in ${delay} ms`);
+    this.status(`disconnected (${reason}); reconnecting…`, "busy");
+    setTimeout(() => this.connect(), delay);
+  }
+
+  async refreshLogs() {
+    const list = this.view.querySelector(".logs");
+    try {
+      const gadget = await gadgetCap(this.id);
+      const res = await gadget.logs((p) => { p.limit = LOG_LINES; }).promise();
+      const levels = Object.fromEntries(Object.entries(schema.gadget.LogLevel).map(([k, v]) => [v, k.toLowerCase()]));
+      const lines = res.lines.map((l) => {
+        const level = levels[l.level] ?? "info";
+        const time = new Date(Number(l.time)).toLocaleTimeString();
+        return h("li", { class: level }, h("time", {}, time), h("span", { class: "level" }, level), l.text);
+      });
+      await release(gadget);
+      list.replaceChildren(...(lines.length ? lines : [h("li", { class: "muted" }, "No log lines.")]));
+    } catch (e) {
+      list.replaceChildren(h("li", { class: "error" }, `logs: ${errorText(e)}`));
+    }
+  }
+
+  close() {
+    this.closed = true;
+    this.socket?.close();
+    this.view?.remove();
+  }
+}
+
+// --- start -----------------------------------------------------------------
+
+const fromURL = takeTokenFromURL();
+if (fromURL) {
+  storedToken.set(fromURL);
+}
+start();

@@ -1,0 +1,327 @@
+package browsertest
+
+// End-to-end tests of the shell: a real server (server.Open on a bbolt
+// file in a temporary directory, the test counter installed) behind the
+// real web.Handler on loopback, and a user in headless Chromium.
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server"
+	"github.com/gadgetd/gadgetd/wasmhost"
+	"github.com/gadgetd/gadgetd/web"
+)
+
+// compileCache is shared by every server the tests start, so that the test
+// counter is compiled once.
+var compileCache string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gadgetd-browsertest-cache-")
+	if err != nil {
+		panic(err)
+	}
+	compileCache = dir
+	code := m.Run()
+	blueprinttest.RemoveAll()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// counterUI is the test counter's UI for these tests: the counter's
+// capnp-es bindings (web/js/test/gen/counter.js, made a classic script on
+// the frame runtime's capnp-es), a +1 button at the frame's top left where
+// the test clicks, a watch whose listener (implemented in the frame, called
+// from the gadget) shows every change, and a console line for every value
+// it shows.
+func counterUI(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(blueprinttest.RepoRoot(), "web/js/test/gen/counter.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bindings := strings.Replace(string(src), `import * as $ from "capnp-es";`, `const $ = gadgetd.capnp;`, 1)
+	bindings = regexp.MustCompile(`(?s)\nexport \{.*\};\s*$`).ReplaceAllString(bindings, "\n")
+	return `<!doctype html><html><head><title>counter</title>
+<style>body { margin: 0; font: 16px system-ui; } #inc { position: fixed; left: 0; top: 0; width: 120px; height: 48px; } output { display: block; margin: 64px 8px 0; }</style>
+</head><body><button id="inc" type="button">+1</button><output id="value">…</output>
+<script>` + bindings + `</script>
+<script>
+  const out = document.getElementById("value");
+  const show = (v) => { out.textContent = String(v); console.log("counter value " + v); };
+  console.log("counter UI loaded");
+  let counter = null;
+  let subscription = null; // the watch lasts while the page holds it
+  const listener = new Listener.Server({ changed: async (p) => show(p.value) });
+  gadgetd.onSession(Counter, async (session) => {
+    counter = session;
+    const watched = await session.watch((p) => { p.listener = listener.client(); }).promise();
+    subscription = watched.handle;
+    show(watched.value);
+  });
+  document.getElementById("inc").onclick = async () => {
+    show((await counter.increment((p) => { p.by = 1n; }).promise()).value);
+  };
+</script></body></html>`
+}
+
+// gadgetd is a real server with the test counter, served on loopback.
+type gadgetd struct {
+	srv   *server.Server
+	url   string // http://127.0.0.1:port/
+	token string // alice's
+}
+
+func startGadgetd(t *testing.T) *gadgetd {
+	t.Helper()
+	ctx := context.Background()
+	srv, err := server.Open(ctx, t.TempDir(),
+		server.WithWasmOptions(wasmhost.WithCompilationCacheDir(compileCache)),
+		server.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := blueprinttest.Bundle(t, blueprinttest.TestCounter)
+	bundle.UIHTML = counterUI(t)
+	if _, err := srv.InstallBuiltin(ctx, bundle); err != nil {
+		t.Fatal(err)
+	}
+	token, err := srv.IssueToken(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(web.Handler(web.WithCapnp(srv)))
+	t.Cleanup(func() {
+		hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil {
+			t.Errorf("closing the server: %v", err)
+		}
+	})
+	return &gadgetd{srv: srv, url: hs.URL + "/", token: token}
+}
+
+// eval runs js in the shell page and decodes its value.
+func eval[T any](t *testing.T, tab context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(tab, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluating %s: %v", js, err)
+	}
+	return v
+}
+
+// waitFor waits until js is true in the shell page.
+func waitFor(t *testing.T, tab context.Context, what, js string) {
+	t.Helper()
+	ok := waitUntil(30*time.Second, func() bool {
+		v, err := chromedp.Run(tab, chromedp.Evaluate[bool]("Boolean("+js+")"))
+		return err == nil && v
+	})
+	if !ok {
+		text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("waited 30 s for %s (%s); the page says:\n%s", what, js, text)
+	}
+}
+
+// consoleText is what the open gadget's console panel shows.
+const consoleText = `(document.querySelector(".console")?.textContent ?? "")`
+
+// clickIncrement clicks the +1 button at the frame's top left, with a real
+// mouse event: the frame is another origin, which the page cannot script.
+func clickIncrement(t *testing.T, tab context.Context) {
+	t.Helper()
+	pos := eval[[]float64](t, tab, `(() => { const r = document.querySelector(".frame-box iframe").getBoundingClientRect(); return [r.left + 40, r.top + 20]; })()`)
+	if err := chromedp.Do(tab, chromedp.MouseClickXY(pos[0], pos[1])); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loginAndCreateCounter opens the login link serve --dev prints, creates a
+// counter in the shell and waits until its frame is connected.
+func loginAndCreateCounter(t *testing.T, g *gadgetd, tab context.Context) {
+	t.Helper()
+	if err := chromedp.Do(tab, chromedp.Navigate(g.url+"#token="+g.token)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tab, "the blueprint list", `document.querySelector("#create-blueprint option[value=counter]")`)
+	if url := eval[string](t, tab, `location.href`); url != g.url {
+		t.Errorf("after login the address is %q, want %q: the token must leave the address bar", url, g.url)
+	}
+	if err := chromedp.Do(tab,
+		chromedp.SendKeys("#create-name", "my counter"),
+		chromedp.Click(`#create button[type=submit]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tab, "the new gadget in the list", `[...document.querySelectorAll("#gadget-list .name")].some((n) => n.textContent === "my counter")`)
+	waitFor(t, tab, "the frame's connection", `document.querySelector(".open-gadget .status")?.textContent === "connected"`)
+	waitFor(t, tab, "the UI's first value", consoleText+`.includes("counter value 0")`)
+}
+
+// TestAUserLogsInCreatesACounterAndUsesItInItsFrame: from the login link,
+// a user creates a counter, clicks +1 in its frame, and the frame shows
+// the value the gadget returned; the console panel shows the frame's
+// console.log; the gadget's state changed on the server.
+func TestAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
+	g := startGadgetd(t)
+	tab := NewTab(t)
+	loginAndCreateCounter(t, g, tab)
+	clickIncrement(t, tab)
+	waitFor(t, tab, "the value after +1 in the console panel", consoleText+`.includes("counter value 1")`)
+	clickIncrement(t, tab)
+	waitFor(t, tab, "the value after +1 +1 in the console panel", consoleText+`.includes("counter value 2")`)
+	// GADGETD_SHELL_SCREENSHOT=$PWD/docs/shell.png makes the README's picture.
+	if path := os.Getenv("GADGETD_SHELL_SCREENSHOT"); path != "" {
+		png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestADroppedFrameSocketReconnectsWithoutReloadingTheGadget: when the
+// frame's websocket drops, the shell gets a new ticket and socket and
+// hands the frame a new port; the frame, not reloaded, goes on working.
+func TestADroppedFrameSocketReconnectsWithoutReloadingTheGadget(t *testing.T) {
+	g := startGadgetd(t)
+	tab := NewTab(t)
+	// Keep every websocket the page opens where the test can reach it.
+	// A script run by the DevTools protocol is not subject to the page's
+	// policy.
+	if err := chromedp.Do(tab, func(ctx context.Context, tt *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+  window.testSockets = [];
+  const Native = WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) { super(...args); testSockets.push(this); }
+  };`})
+		return chromedp.Void{}, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	loginAndCreateCounter(t, g, tab)
+	clickIncrement(t, tab)
+	waitFor(t, tab, "the value after +1", consoleText+`.includes("counter value 1")`)
+
+	dropped := eval[int](t, tab, `(() => { const s = testSockets.filter((s) => s.url.includes("/ws/frame") && s.readyState === 1); s.forEach((s) => s.close()); return s.length; })()`)
+	if dropped != 1 {
+		t.Fatalf("found %d open frame sockets, want 1", dropped)
+	}
+	waitFor(t, tab, "a second frame socket", `testSockets.filter((s) => s.url.includes("/ws/frame") && s.readyState === 1).length === 1 && testSockets.filter((s) => s.url.includes("/ws/frame")).length === 2`)
+	waitFor(t, tab, "the connection again", `document.querySelector(".open-gadget .status")?.textContent === "connected"`)
+	// onSession reports the new session: the UI reads the value again.
+	waitFor(t, tab, "the value read again on the new session", `(`+consoleText+`.match(/counter value 1/g) || []).length >= 2`)
+	clickIncrement(t, tab)
+	waitFor(t, tab, "the value after +1 on the new socket", consoleText+`.includes("counter value 2")`)
+	if loads := eval[int](t, tab, `(`+consoleText+`.match(/counter UI loaded/g) || []).length`); loads != 1 {
+		t.Errorf("the counter UI loaded %d times, want once: reconnecting must not reload the frame", loads)
+	}
+	tickets := eval[[]string](t, tab, `testSockets.filter((s) => s.url.includes("/ws/frame")).map((s) => new URL(s.url).searchParams.get("ticket"))`)
+	if len(tickets) != 2 || tickets[0] == tickets[1] {
+		t.Errorf("frame tickets %q: want two different ones, a fresh ticket per socket", tickets)
+	}
+}
+
+// TestTwoTabsOnOneGadgetSeeEachOthersChangesLive: the listener each frame
+// hands the gadget's watch is called, from inside the wasm sandbox, when
+// the other tab increments.
+func TestTwoTabsOnOneGadgetSeeEachOthersChangesLive(t *testing.T) {
+	g := startGadgetd(t)
+	tab := NewTab(t)
+	loginAndCreateCounter(t, g, tab)
+	other, cancel := chromedp.NewContext(tab) // a second tab of the same browser
+	defer cancel()
+	if err := chromedp.Do(other, chromedp.Navigate(g.url+"#token="+g.token)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, other, "the gadget in the second tab's list", `document.querySelector("#gadget-list button.open")`)
+	if err := chromedp.Do(other, chromedp.Click("#gadget-list button.open")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, other, "the second tab's first value", consoleText+`.includes("counter value 0")`)
+	clickIncrement(t, tab)
+	waitFor(t, other, "the first tab's +1, live in the second", consoleText+`.includes("counter value 1")`)
+	clickIncrement(t, other)
+	waitFor(t, tab, "the second tab's +1, live in the first", consoleText+`.includes("counter value 2")`)
+}
+
+// TestAWrongTokenShowsTheLoginFormWithTheServersReason: a link with a bad
+// token ends at the login form, with the server's reason, and the token is
+// forgotten.
+func TestAWrongTokenShowsTheLoginFormWithTheServersReason(t *testing.T) {
+	g := startGadgetd(t)
+	tab := NewTab(t)
+	if err := chromedp.Do(tab, chromedp.Navigate(g.url+"#token=not-a-token")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tab, "the login form with the reason", `document.querySelector(".login .error")?.textContent.includes("invalid token")`)
+	if stored := eval[bool](t, tab, `sessionStorage.getItem("gadgetd.token") !== null`); stored {
+		t.Error("the shell kept a token the server refused")
+	}
+	if err := chromedp.Do(tab, chromedp.SendKeys("#token", g.token), chromedp.Click(".login button[type=submit]")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tab, "the shell after typing the right token", `document.querySelector("#create-blueprint option[value=counter]")`)
+}
+
+// TestAUserRemovesAGadgetFromTheShell: removing takes a second click, and
+// then the gadget is gone from the list and from the server.
+func TestAUserRemovesAGadgetFromTheShell(t *testing.T) {
+	g := startGadgetd(t)
+	tab := NewTab(t)
+	loginAndCreateCounter(t, g, tab)
+	if err := chromedp.Do(tab, chromedp.Click(".open-gadget button.remove")); err != nil {
+		t.Fatal(err)
+	}
+	if n := eval[int](t, tab, `document.querySelectorAll("#gadget-list button.open").length`); n != 1 {
+		t.Fatalf("one click removed the gadget (%d left in the list); removing must ask first", n)
+	}
+	if err := chromedp.Do(tab, chromedp.Click(".open-gadget button.remove")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tab, "the empty list", `document.querySelector("#gadget-list")?.textContent === "None yet."`)
+	if n := g.gadgetCount(t); n != 0 {
+		t.Errorf("the server still has %d of alice's gadgets", n)
+	}
+}
+
+// gadgetCount asks the server, in process, how many gadgets alice has.
+func (g *gadgetd) gadgetCount(t *testing.T) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	gw := g.srv.Gateway()
+	defer gw.Release()
+	login, release := gw.Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken(g.token) })
+	defer release()
+	list, release := login.Workspace().Gadgets(ctx, nil)
+	defer release()
+	res, err := list.Struct()
+	if err != nil {
+		t.Fatalf("Workspace.gadgets: %v", err)
+	}
+	gadgets, err := res.Gadgets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gadgets.Len()
+}
