@@ -18,6 +18,13 @@
 // WithAllowedOrigins names it; a request with no Origin header is not from a
 // browser page and is served.
 //
+// The shell (shell.go) is the page at GET /: plain HTML, CSS and ES
+// modules from web/shell, and the JavaScript client bundles from web/static
+// (built from web/js), all embedded in the binary. It shows each gadget's
+// UI in a sandboxed iframe whose only channel is a MessagePort the shell
+// relays to /ws/frame (web/shell/sandbox.js; web/browsertest proves what
+// the frame cannot reach).
+//
 // The listener, its TLS and its connection bounds are the caller's
 // (cmd/gadgetd); this package only answers requests.
 package web
