@@ -46,7 +46,7 @@ var flags = []chromedp.ExecAllocatorOption{
 
 // TestTimeout bounds one test's browser: it ends the browser, and with it
 // every action still waiting, well before the package's go test -timeout.
-const TestTimeout = 2 * time.Minute
+const TestTimeout = 5 * time.Minute
 
 // RequireChromium skips t when Chromium is not installed, or fails it in CI
 // (CI=true), where the browser tests must run.

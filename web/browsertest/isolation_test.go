@@ -226,7 +226,7 @@ func probesReported(t *testing.T, tab context.Context, probes map[string]string)
 	t.Helper()
 	notes := map[string]string{}
 	type report struct{ Probe, Note string }
-	ok := waitUntil(30*time.Second, func() bool {
+	ok := waitUntil(60*time.Second, func() bool {
 		reports, err := chromedp.Run(tab, chromedp.Evaluate[[]report](`window.probeReports || []`))
 		if err != nil {
 			return false
@@ -316,7 +316,7 @@ func TestWithoutTheProtectionsEveryProbeReachesTheNetwork(t *testing.T) {
 				slices.Sort(missing)
 				return missing
 			}
-			if !waitUntil(20*time.Second, func() bool { return len(missing()) == 0 }) {
+			if !waitUntil(60*time.Second, func() bool { return len(missing()) == 0 }) {
 				t.Errorf("%v: these probes never reached the witness: %v", run, missing())
 			}
 		}
