@@ -45,7 +45,8 @@ func TestMain(m *testing.M) {
 // counterUI is the test counter's UI for these tests: the counter's
 // capnp-es bindings (web/js/test/gen/counter.js, made a classic script on
 // the frame runtime's capnp-es), a +1 button at the frame's top left where
-// the test clicks, a watch whose listener (implemented in the frame, called
+// the test clicks and a button beside it that makes the listener fail once,
+// a watch whose listener (implemented in the frame, called
 // from the gadget) shows every change, and a console line for every value
 // it shows.
 func counterUI(t *testing.T) string {
@@ -57,8 +58,8 @@ func counterUI(t *testing.T) string {
 	bindings := strings.Replace(string(src), `import * as $ from "capnp-es";`, `const $ = gadgetd.capnp;`, 1)
 	bindings = regexp.MustCompile(`(?s)\nexport \{.*\};\s*$`).ReplaceAllString(bindings, "\n")
 	return `<!doctype html><html><head><title>counter</title>
-<style>body { margin: 0; font: 16px system-ui; } #inc { position: fixed; left: 0; top: 0; width: 120px; height: 48px; } output { display: block; margin: 64px 8px 0; }</style>
-</head><body><button id="inc" type="button">+1</button><output id="value">…</output>
+<style>body { margin: 0; font: 16px system-ui; } button { position: fixed; top: 0; width: 120px; height: 48px; } #inc { left: 0; } #fail { left: 160px; } output { display: block; margin: 64px 8px 0; }</style>
+</head><body><button id="inc" type="button">+1</button><button id="fail" type="button">fail next</button><output id="value">…</output>
 <script>` + bindings + `</script>
 <script>
   const out = document.getElementById("value");
@@ -66,7 +67,15 @@ func counterUI(t *testing.T) string {
   console.log("counter UI loaded");
   let counter = null;
   let subscription = null; // the watch lasts while the page holds it
-  const listener = new Listener.Server({ changed: async (p) => show(p.value) });
+  let failNext = false; // the "fail next" button makes the listener fail once
+  document.getElementById("fail").onclick = () => { failNext = true; };
+  const listener = new Listener.Server({ changed: async (p) => {
+    if (failNext) {
+      failNext = false;
+      throw new Error("the listener failed on purpose");
+    }
+    show(p.value);
+  } });
   gadgetd.onSession(Counter, async (session) => {
     counter = session;
     const watched = await session.watch((p) => { p.listener = listener.client(); }).promise();
@@ -88,6 +97,7 @@ type gadgetd struct {
 
 func startGadgetd(t *testing.T) *gadgetd {
 	t.Helper()
+	RequireChromium(t) // before the work of starting a server
 	ctx := context.Background()
 	srv, err := server.Open(ctx, t.TempDir(),
 		server.WithWasmOptions(wasmhost.WithCompilationCacheDir(compileCache)),
@@ -145,10 +155,17 @@ const consoleText = `(document.querySelector(".console")?.textContent ?? "")`
 
 // clickIncrement clicks the +1 button at the frame's top left, with a real
 // mouse event: the frame is another origin, which the page cannot script.
-func clickIncrement(t *testing.T, tab context.Context) {
+func clickIncrement(t *testing.T, tab context.Context) { clickInFrame(t, tab, 40) }
+
+// clickFailNext clicks the button that makes the UI's listener fail once.
+func clickFailNext(t *testing.T, tab context.Context) { clickInFrame(t, tab, 200) }
+
+// clickInFrame clicks the frame x pixels from its left edge, 20 from its
+// top, where the test UI has its buttons.
+func clickInFrame(t *testing.T, tab context.Context, x float64) {
 	t.Helper()
-	pos := eval[[]float64](t, tab, `(() => { const r = document.querySelector(".frame-box iframe").getBoundingClientRect(); return [r.left + 40, r.top + 20]; })()`)
-	if err := chromedp.Do(tab, chromedp.MouseClickXY(pos[0], pos[1])); err != nil {
+	pos := eval[[]float64](t, tab, `(() => { const r = document.querySelector(".frame-box iframe").getBoundingClientRect(); return [r.left, r.top]; })()`)
+	if err := chromedp.Do(tab, chromedp.MouseClickXY(pos[0]+x, pos[1]+20)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -325,4 +342,29 @@ func (g *gadgetd) gadgetCount(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return gadgets.Len()
+}
+
+// TestTheLogsPanelShowsTheGadgetsLog: when the frame's listener fails, the
+// gadget logs that it dropped it, and the logs panel shows that line.
+func TestTheLogsPanelShowsTheGadgetsLog(t *testing.T) {
+	g := startGadgetd(t)
+	tab := NewTab(t)
+	loginAndCreateCounter(t, g, tab)
+	waitFor(t, tab, "the logs panel", `document.querySelector(".logs")?.textContent === "No log lines."`)
+	clickFailNext(t, tab)
+	clickIncrement(t, tab)
+	waitFor(t, tab, "the value after +1", consoleText+`.includes("counter value 1")`)
+	want := `document.querySelector(".logs")?.textContent.includes("dropping a listener that failed")`
+	ok := waitUntil(time.Minute, func() bool {
+		if err := chromedp.Do(tab, chromedp.Click(`section[aria-label=Logs] header button`)); err != nil {
+			return false
+		}
+		time.Sleep(200 * time.Millisecond)
+		v, err := chromedp.Run(tab, chromedp.Evaluate[bool](want))
+		return err == nil && v
+	})
+	if !ok {
+		text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.querySelector(".logs")?.textContent`))
+		t.Fatalf("the logs panel shows %q, want the gadget's line about the failed listener", text)
+	}
 }
