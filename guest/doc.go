@@ -161,4 +161,17 @@
 //
 // The boundary itself, the cap-table ABI, is described in docs/ABI.md for
 // writing a gadget in another language.
+//
+// # The UI
+//
+// ui.html is one HTML document that the gadgetd shell shows in a sandboxed
+// iframe with no network (docs/SECURITY.md, "The browser"). Put everything
+// in it: scripts in inline <script> elements (classic or module), styles
+// inline, images and fonts as data: URLs. Only the inline <script>
+// elements of the file run: not on… attributes, javascript: links, eval,
+// nor scripts inserted at run time, so attach handlers from a script
+// (button.onclick = …). The frame's runtime defines gadgetd: the session is
+// gadgetd.session(Interface), or gadgetd.onSession(Interface, callback),
+// which calls back again with a fresh session whenever the shell
+// reconnects (web/js/src/frame.js).
 package guest
