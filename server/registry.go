@@ -237,6 +237,9 @@ func (s *Server) startLocked(ctx context.Context, g store.GadgetRecord, e *modul
 		lg.use.touch()
 		return lg, false, nil
 	}
+	if s.removing[g.ID] > 0 {
+		return nil, false, errUnknownGadget(g.ID) // being removed
+	}
 	if _, err := s.store.Gadget(ctx, g.ID); err != nil {
 		return nil, false, errUnknownGadget(g.ID) // removed meanwhile
 	}
@@ -264,21 +267,36 @@ func (s *Server) logsOf(id string) *logRing {
 }
 
 // removeGadget kills the gadget's sandbox, which breaks every session opened
-// from it, and deletes it with its data.
+// from it, and deletes it with its data. The slow parts (waiting for a
+// commit in progress, the delete itself) run outside Server.mu, so one
+// removal never stalls the other gadgets; while they run, the id is in
+// Server.removing and cannot be started again.
 func (s *Server) removeGadget(ctx context.Context, id string) error {
 	s.mu.Lock()
 	lg := s.live[id]
 	delete(s.live, id)
+	s.removing[id]++
+	storages := make([]*gadgetStorage, 0, len(s.storages[id]))
+	for st := range s.storages[id] {
+		storages = append(storages, st)
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.removing[id]--; s.removing[id] == 0 {
+			delete(s.removing, id)
+		}
+		s.mu.Unlock()
+	}()
 	// From here on every Storage of the gadget (the live one, and those a
 	// client still holds from an earlier sandbox) refuses writes, so a call
 	// still running cannot recreate the data deleted below.
-	for st := range s.storages[id] {
+	for _, st := range storages {
 		st.close()
 	}
 	err := s.store.DeleteGadget(ctx, id)
-	s.mu.Unlock()
 	if lg != nil {
-		s.closeShell(lg) // waits for a running call; not under s.mu
+		s.closeShell(lg) // waits for a running call
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/store"
@@ -57,5 +58,74 @@ func TestOnlyTheOwnersGadgetCapabilityCanRemoveIt(t *testing.T) {
 	}
 	if _, err := s.store.Gadget(ctx, id); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("gadget after the owner's remove: %v, want not found", err)
+	}
+}
+
+// deleteGate is a store whose DeleteGadget waits until the test opens the
+// gate: a delete that takes long, as one behind a large commit does.
+type deleteGate struct {
+	store.Store
+	entered chan struct{}
+	open    chan struct{}
+}
+
+func (d deleteGate) DeleteGadget(ctx context.Context, id string) error {
+	close(d.entered)
+	<-d.open
+	return d.Store.DeleteGadget(ctx, id)
+}
+
+// TestASlowRemovalDoesNotStallOtherGadgets: while one gadget's removal waits
+// on the store, another gadget can still be opened and called, and the
+// gadget being removed cannot be started again. Removal used to hold the
+// server's lock through the delete, so every open in the server waited.
+func TestASlowRemovalDoesNotStallOtherGadgets(t *testing.T) {
+	s := openTestServer(t)
+	ctx := context.Background()
+	if _, err := s.InstallBuiltin(ctx, blueprinttest.Bundle(t, blueprinttest.TestCounter)); err != nil {
+		t.Fatal(err)
+	}
+	gate := deleteGate{Store: s.store, entered: make(chan struct{}), open: make(chan struct{})}
+	s.store = gate // before the first connection: nothing else reads it yet
+	ws := serve(t, s)
+	doomed, doomedCap := newGadget(t, ws, "counter")
+	_, other := newGadget(t, ws, "counter")
+	doomedRec, err := s.store.Gadget(ctx, doomed)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	removed := make(chan error, 1)
+	go func() {
+		f, release := doomedCap.Remove(ctx, nil)
+		defer release()
+		_, err := f.Struct()
+		removed <- err
+	}()
+	<-gate.entered
+
+	opened := make(chan error, 1)
+	go func() {
+		f, release := other.Open(ctx, nil)
+		defer release()
+		_, err := f.Struct()
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatalf("another gadget could not be opened during a removal: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(gate.open) // let the server go, so the test binary can end
+		t.Fatal("opening another gadget waited for the removal")
+	}
+	if _, err := s.liveFor(ctx, doomedRec); err == nil {
+		t.Fatal("the gadget being removed was started again")
+	}
+
+	close(gate.open)
+	if err := <-removed; err != nil {
+		t.Fatalf("remove: %v", err)
 	}
 }

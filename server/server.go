@@ -51,6 +51,7 @@ type Server struct {
 	// reference is gone, so removal can cut off those that outlive their
 	// sandbox (shells.go).
 	storages map[string]map[*gadgetStorage]struct{}
+	removing map[string]int // gadget ids removeGadget is deleting, and how many times over
 	// quotaMu makes counting a user's gadgets and creating one atomic.
 	quotaMu sync.Mutex
 
@@ -91,6 +92,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		modules:      make(map[blueprintKey]*moduleEntry),
 		live:         make(map[string]*liveGadget),
 		storages:     make(map[string]map[*gadgetStorage]struct{}),
+		removing:     make(map[string]int),
 		stopSweep:    make(chan struct{}),
 		sweepDone:    make(chan struct{}),
 	}
