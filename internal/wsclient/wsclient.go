@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"capnproto.org/go/capnp/v3"
@@ -52,10 +53,17 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("websocket %s refused: %d %s: %s", e.URL, e.Status, http.StatusText(e.Status), e.Reason)
 }
 
+// Conn is a Cap'n Proto connection over a websocket. Bootstrap on it is
+// what the endpoint serves: the Gateway on /ws, a gadget's session on
+// /ws/frame.
+type Conn struct {
+	*rpc.Conn
+	log *abortLog
+}
+
 // Dial opens a websocket to url (ws:// or wss://) and runs a Cap'n Proto
-// connection over it. Bootstrap on the returned connection is what the
-// endpoint serves: the Gateway on /ws, a gadget's session on /ws/frame.
-func Dial(ctx context.Context, url string, opts ...Option) (*rpc.Conn, error) {
+// connection over it.
+func Dial(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
@@ -73,7 +81,32 @@ func Dial(ctx context.Context, url string, opts ...Option) (*rpc.Conn, error) {
 		}
 		return nil, err
 	}
-	return rpc.NewConn(NewTransport(ws), nil), nil
+	log := &abortLog{}
+	return &Conn{Conn: rpc.NewConn(NewTransport(ws), &rpc.Options{Logger: log}), log: log}, nil
+}
+
+// AbortReason is the reason the server gave if it ended the connection
+// with an Abort (it refused the connection as full, say), or "". go-capnp
+// fails the calls in flight with "connection closed" and only logs the
+// reason; this is where it is kept.
+func (c *Conn) AbortReason() string {
+	if r := c.log.reason.Load(); r != nil {
+		return *r
+	}
+	return ""
+}
+
+// abortLog is the rpc.Logger of a Conn: it keeps the first abort reason
+// the server sent and drops every other line, as a nil Logger does.
+type abortLog struct{ reason atomic.Pointer[string] }
+
+func (l *abortLog) Debug(string, ...any) {}
+func (l *abortLog) Info(string, ...any)  {}
+func (l *abortLog) Warn(string, ...any)  {}
+func (l *abortLog) Error(msg string, _ ...any) {
+	if _, reason, ok := strings.Cut(msg, "remote abort: "); ok {
+		l.reason.CompareAndSwap(nil, &reason)
+	}
 }
 
 // NewTransport is a Cap'n Proto transport over ws, which it owns: each

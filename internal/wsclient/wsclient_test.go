@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/rpc"
+	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 	"github.com/gorilla/websocket"
 
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
@@ -83,5 +85,37 @@ func TestARefusedHandshakeSaysWhy(t *testing.T) {
 	var refused *wsclient.RefusedError
 	if !errors.As(err, &refused) || refused.Status != http.StatusForbidden || refused.Reason != "ticket already used" {
 		t.Fatalf("dialing a server that answers 403: %v; want a RefusedError with the status and the reason", err)
+	}
+}
+
+// An Abort the server sends (a refusal, say) is kept: the calls in flight
+// fail only with "connection closed", and AbortReason says why.
+func TestTheServersAbortReasonIsKept(t *testing.T) {
+	var upgrader websocket.Upgrader
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		msg, seg, _ := capnp.NewMessage(capnp.SingleSegment(nil))
+		m, _ := rpccp.NewRootMessage(seg)
+		abort, _ := m.NewAbort()
+		abort.SetType(rpccp.Exception_Type_overloaded)
+		abort.SetReason("server busy: try again later")
+		buf, _ := msg.Marshal()
+		ws.WriteMessage(websocket.BinaryMessage, buf)
+		ws.ReadMessage() // until the client hangs up
+	}))
+	defer hs.Close()
+
+	conn, err := wsclient.Dial(context.Background(), "ws"+strings.TrimPrefix(hs.URL, "http"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	<-conn.Done()
+	if got := conn.AbortReason(); got != "server busy: try again later" {
+		t.Fatalf("AbortReason() = %q after the server aborted with %q", got, "server busy: try again later")
 	}
 }

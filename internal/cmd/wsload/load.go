@@ -23,8 +23,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"capnproto.org/go/capnp/v3/rpc"
-
 	"github.com/gadgetd/gadgetd/examples/counter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/latency"
 	"github.com/gadgetd/gadgetd/internal/loadtest"
@@ -156,10 +154,6 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	for i := range cfg.sessions {
 		g := gadgets[i%len(gadgets)]
 		watch := (i/len(gadgets))%cfg.watchEvery == 0
-		if watch {
-			g.watchers.Add(1)
-			r.watchers++
-		}
 		local := net.IPv4(127, 0, 0, byte(1+i%cfg.localAddrs))
 		exited.Go(func() { l.session(i, g, watch, local) })
 	}
@@ -172,6 +166,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	l.done.Wait()
 
 	for _, g := range gadgets {
+		r.watchers += int(g.watchers.Load())
 		r.expected += g.increments.Load() * g.watchers.Load()
 	}
 	r.heard = l.heard.Load()
@@ -186,17 +181,17 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	r.print(out)
 	err = srv.RSSAfter(closed, cfg.after, func(d time.Duration, n int64) {
 		r.rssAfter = append(r.rssAfter, n)
-		fmt.Fprintf(out, "%-26s %8.1f MiB   (%+.1f MiB against the baseline)\n", fmt.Sprintf("VmRSS %s after closing", d), loadtest.MiB(n), loadtest.MiB(n-r.baseline))
+		fmt.Fprintf(out, "%-28s %8.1f MiB   (%+.1f MiB against the baseline)\n", fmt.Sprintf("VmRSS %s after closing", d), loadtest.MiB(n), loadtest.MiB(n-r.baseline))
 	})
 	r.closeWarnings = srv.Warnings() - r.warnings
-	fmt.Fprintf(out, "%-26s %d\n", "server warnings (closing)", r.closeWarnings)
+	fmt.Fprintf(out, "%-28s %d\n", "server warnings (closing)", r.closeWarnings)
 	return r, err
 }
 
 // gadget is one counter the sessions share.
 type gadget struct {
 	id, token  string
-	watchers   atomic.Int64 // sessions watching it
+	watchers   atomic.Int64 // sessions that subscribed to it
 	increments atomic.Int64 // that succeeded during the hold
 }
 
@@ -230,6 +225,8 @@ func (l *load) session(i int, g *gadget, watch bool, local net.IP) {
 	s, err := l.setUp(g, watch, local)
 	<-l.setupSlots
 	if err != nil {
+		err = s.withAbortReason(err)
+		s.close()
 		l.setupFailed.Add(1)
 		l.errors.add("setting up", err)
 		return
@@ -265,17 +262,14 @@ func (l *load) session(i int, g *gadget, watch bool, local net.IP) {
 // frame ticket, /ws/frame; and, to watch, subscribes over the frame's
 // websocket. The login, open and frameTicket are pipelined: one round
 // trip.
-func (l *load) setUp(g *gadget, watch bool, local net.IP) (_ *shellSession, err error) {
+// On failure it returns what it set up, to be closed.
+func (l *load) setUp(g *gadget, watch bool, local net.IP) (*shellSession, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	s := &shellSession{}
-	defer func() {
-		if err != nil {
-			s.close()
-		}
-	}()
+	var err error
 	if s.shell, err = wsclient.Dial(ctx, l.wsURL+"/ws", wsclient.WithLocalAddr(local)); err != nil {
-		return nil, fmt.Errorf("/ws: %w", err)
+		return s, fmt.Errorf("/ws: %w", err)
 	}
 	// The bootstrap question lives as long as the connection: canceling
 	// its context would Finish it and break what is pipelined onto it.
@@ -293,11 +287,11 @@ func (l *load) setUp(g *gadget, watch bool, local net.IP) (_ *shellSession, err 
 	}
 	release()
 	if err != nil {
-		return nil, fmt.Errorf("login, open, frameTicket: %w", err)
+		return s, fmt.Errorf("login, open, frameTicket: %w", err)
 	}
 
 	if s.frame, err = wsclient.Dial(ctx, l.wsURL+"/ws/frame?ticket="+url.QueryEscape(ticket), wsclient.WithLocalAddr(local)); err != nil {
-		return nil, fmt.Errorf("/ws/frame: %w", err)
+		return s, fmt.Errorf("/ws/frame: %w", err)
 	}
 	s.counter = counterpb.Counter(s.frame.Bootstrap(context.Background()))
 	s.releases = append(s.releases, s.counter.Release)
@@ -307,14 +301,15 @@ func (l *load) setUp(g *gadget, watch bool, local net.IP) (_ *shellSession, err 
 		})
 		s.releases = append(s.releases, release) // holds the subscription's handle
 		if _, err := wf.Struct(); err != nil {
-			return nil, fmt.Errorf("watch: %w", err)
+			return s, fmt.Errorf("watch: %w", err)
 		}
+		g.watchers.Add(1)
 	}
 	gf, release := s.counter.Get(ctx, nil)
 	_, err = gf.Struct()
 	release()
 	if err != nil {
-		return nil, fmt.Errorf("first get: %w", err)
+		return s, fmt.Errorf("first get: %w", err)
 	}
 	return s, nil
 }
@@ -347,14 +342,36 @@ func (l *load) call(s *shellSession, g *gadget, increment bool) error {
 
 // shellSession is one session's two websockets and what it holds on them.
 type shellSession struct {
-	shell, frame *rpc.Conn
+	shell, frame *wsclient.Conn
 	counter      counterpb.Counter
 	releases     []func()
 }
 
+// abortWait bounds how long a failed session waits for the Abort that may
+// say why its connection ended.
+const abortWait = time.Second
+
+// withAbortReason adds to err the reason the server gave for ending one of
+// s's websockets, if it gave one.
+func (s *shellSession) withAbortReason(err error) error {
+	for _, c := range []*wsclient.Conn{s.shell, s.frame} {
+		if c == nil {
+			continue
+		}
+		select {
+		case <-c.Done():
+		case <-time.After(abortWait):
+		}
+		if reason := c.AbortReason(); reason != "" {
+			return fmt.Errorf("%w (the server: %s)", err, reason)
+		}
+	}
+	return err
+}
+
 // ended reports whether either websocket ended by itself.
 func (s *shellSession) ended() bool {
-	for _, c := range []*rpc.Conn{s.shell, s.frame} {
+	for _, c := range []*wsclient.Conn{s.shell, s.frame} {
 		select {
 		case <-c.Done():
 			return true
@@ -371,7 +388,7 @@ func (s *shellSession) close() {
 		s.releases[i]()
 	}
 	s.releases = nil
-	for _, c := range []*rpc.Conn{s.frame, s.shell} {
+	for _, c := range []*wsclient.Conn{s.frame, s.shell} {
 		if c != nil {
 			c.Close()
 		}

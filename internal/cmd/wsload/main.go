@@ -72,12 +72,12 @@ func main() {
 // print writes the result as the report wsload prints.
 func (r *result) print(w io.Writer) {
 	c := r.cfg
-	fmt.Fprintf(w, "%-26s %d of %d (%d set up; %s to set them all up)\n", "sessions held", r.held, c.sessions, r.setUp, r.setupTime.Round(time.Millisecond))
-	fmt.Fprintf(w, "%-26s %d (%d offered: one per %s per session for %s)\n", "calls done", r.calls, r.offered, c.interval, c.hold)
-	fmt.Fprintf(w, "%-26s %d\n", "call errors", r.callErrors)
-	fmt.Fprintf(w, "%-26s p50 %s, p99 %s\n", "call latency", r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond))
-	fmt.Fprintf(w, "%-26s %d heard of %d sent, by %d watching sessions\n", "changes to watchers", r.heard, r.expected, r.watchers)
-	fmt.Fprintf(w, "%-26s %d\n", "server warnings (up)", r.warnings)
-	fmt.Fprintf(w, "%-26s %8.1f MiB\n", "VmRSS baseline", loadtest.MiB(r.baseline))
-	fmt.Fprintf(w, "%-26s %8.1f MiB   (%+.1f MiB against the baseline)\n", "VmRSS peak", loadtest.MiB(r.peak), loadtest.MiB(r.peak-r.baseline))
+	fmt.Fprintf(w, "%-28s %d of %d (%d set up; %s to set them all up)\n", "sessions held", r.held, c.sessions, r.setUp, r.setupTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "%-28s %d (%d offered: one per %s per session for %s)\n", "calls done", r.calls, r.offered, c.interval, c.hold)
+	fmt.Fprintf(w, "%-28s %d\n", "call errors", r.callErrors)
+	fmt.Fprintf(w, "%-28s p50 %s, p99 %s\n", "call latency", r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond))
+	fmt.Fprintf(w, "%-28s %d heard of %d sent, by %d watching sessions\n", "changes to watchers", r.heard, r.expected, r.watchers)
+	fmt.Fprintf(w, "%-28s %d\n", "server warnings (up)", r.warnings)
+	fmt.Fprintf(w, "%-28s %8.1f MiB\n", "VmRSS baseline", loadtest.MiB(r.baseline))
+	fmt.Fprintf(w, "%-28s %8.1f MiB   (%+.1f MiB against the baseline)\n", "VmRSS peak", loadtest.MiB(r.peak), loadtest.MiB(r.peak-r.baseline))
 }

@@ -103,7 +103,8 @@ func TestAHundredShellSessionsHoldWithoutAnError(t *testing.T) {
 
 // The measurement fails when the server cannot hold the sessions: with a
 // connection limit that leaves room for fewer sessions (two websockets
-// each) than it opens, it reports the ones the server refused.
+// each) than it opens, it reports the ones the server refused, with the
+// reason the server gave.
 func TestSessionsTheServerRefusesFailTheMeasurement(t *testing.T) {
 	cfg := testConfig(t, 40)
 	cfg.maxConns = 50 // 25 sessions
@@ -113,8 +114,12 @@ func TestSessionsTheServerRefusesFailTheMeasurement(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = r.failure()
+	t.Logf("failure: %v", err)
 	if err == nil || r.held >= 40 || !strings.Contains(err.Error(), "sessions failed or were lost") {
 		t.Fatalf("40 sessions against a server holding 50 connections: held %d, failure %v; want some refused and the measurement failed", r.held, err)
+	}
+	if !strings.Contains(err.Error(), "(the server: ") {
+		t.Fatalf("the failure does not give the reason the server refused the sessions with:\n%v", err)
 	}
 }
 
