@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 // a watch whose listener (implemented in the frame, called
 // from the gadget) shows every change, and a console line for every value
 // it shows.
-func counterUI(t *testing.T) string {
+func counterUI(t testing.TB) string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(blueprinttest.RepoRoot(), "web/js/test/gen/counter.js"))
 	if err != nil {
@@ -82,6 +82,20 @@ func counterUI(t *testing.T) string {
     subscription = watched.handle;
     show(watched.value);
   });
+  // {bench: n} from the shell page: n calls one after another, then the
+  // median's time in the console (performance.now, which the browser
+  // coarsens, to 100 µs in a frame like this one).
+  addEventListener("message", async (ev) => {
+    if (ev.source !== parent || !(ev.data?.bench > 0)) return;
+    const times = [];
+    for (let i = 0; i < ev.data.bench; i++) {
+      const start = performance.now();
+      await counter.get().promise();
+      times.push(performance.now() - start);
+    }
+    times.sort((a, b) => a - b);
+    console.log("bench p50 " + times[Math.floor(times.length / 2)] * 1000 + " us");
+  });
   document.getElementById("inc").onclick = async () => {
     show((await counter.increment((p) => { p.by = 1n; }).promise()).value);
   };
@@ -95,7 +109,7 @@ type gadgetd struct {
 	token string // alice's
 }
 
-func startGadgetd(t *testing.T) *gadgetd {
+func startGadgetd(t testing.TB) *gadgetd {
 	t.Helper()
 	RequireChromium(t) // before the work of starting a server
 	ctx := context.Background()
@@ -127,7 +141,7 @@ func startGadgetd(t *testing.T) *gadgetd {
 }
 
 // eval runs js in the shell page and decodes its value.
-func eval[T any](t *testing.T, tab context.Context, js string) T {
+func eval[T any](t testing.TB, tab context.Context, js string) T {
 	t.Helper()
 	v, err := chromedp.Run(tab, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -138,7 +152,7 @@ func eval[T any](t *testing.T, tab context.Context, js string) T {
 
 // waitFor waits until js is true in the shell page: a minute, a bound for
 // a busy machine, not a speed the test asks for.
-func waitFor(t *testing.T, tab context.Context, what, js string) {
+func waitFor(t testing.TB, tab context.Context, what, js string) {
 	t.Helper()
 	ok := waitUntil(time.Minute, func() bool {
 		v, err := chromedp.Run(tab, chromedp.Evaluate[bool]("Boolean("+js+")"))
@@ -155,14 +169,14 @@ const consoleText = `(document.querySelector(".console")?.textContent ?? "")`
 
 // clickIncrement clicks the +1 button at the frame's top left, with a real
 // mouse event: the frame is another origin, which the page cannot script.
-func clickIncrement(t *testing.T, tab context.Context) { clickInFrame(t, tab, 40) }
+func clickIncrement(t testing.TB, tab context.Context) { clickInFrame(t, tab, 40) }
 
 // clickFailNext clicks the button that makes the UI's listener fail once.
-func clickFailNext(t *testing.T, tab context.Context) { clickInFrame(t, tab, 200) }
+func clickFailNext(t testing.TB, tab context.Context) { clickInFrame(t, tab, 200) }
 
 // clickInFrame clicks the frame x pixels from its left edge, 20 from its
 // top, where the test UI has its buttons.
-func clickInFrame(t *testing.T, tab context.Context, x float64) {
+func clickInFrame(t testing.TB, tab context.Context, x float64) {
 	t.Helper()
 	pos := eval[[]float64](t, tab, `(() => { const r = document.querySelector(".frame-box iframe").getBoundingClientRect(); return [r.left, r.top]; })()`)
 	if err := chromedp.Do(tab, chromedp.MouseClickXY(pos[0]+x, pos[1]+20)); err != nil {
@@ -172,7 +186,7 @@ func clickInFrame(t *testing.T, tab context.Context, x float64) {
 
 // loginAndCreateCounter opens the login link serve --dev prints, creates a
 // counter in the shell and waits until its frame is connected.
-func loginAndCreateCounter(t *testing.T, g *gadgetd, tab context.Context) {
+func loginAndCreateCounter(t testing.TB, g *gadgetd, tab context.Context) {
 	t.Helper()
 	if err := chromedp.Do(tab, chromedp.Navigate(g.url+"#token="+g.token)); err != nil {
 		t.Fatal(err)
