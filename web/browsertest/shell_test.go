@@ -382,3 +382,20 @@ func TestTheLogsPanelShowsTheGadgetsLog(t *testing.T) {
 		t.Fatalf("the logs panel shows %q, want the gadget's line about the failed listener", text)
 	}
 }
+
+// TestAServerItCannotReachKeepsTheTokenAndOffersARetry: when /ws does not
+// answer (here: a shell served with no Cap'n Proto server behind it), the
+// shell says so and keeps the token, rather than asking to log in again.
+func TestAServerItCannotReachKeepsTheTokenAndOffersARetry(t *testing.T) {
+	tab := NewTab(t)
+	if err := chromedp.Do(tab, chromedp.Navigate(newPages(t).shell+"#token=a-token")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tab, "the retry button", `[...document.querySelectorAll("main button")].some((b) => b.textContent === "Try again")`)
+	if msg := eval[string](t, tab, `document.querySelector("main .error").textContent`); !strings.Contains(msg, "cannot connect") {
+		t.Errorf("the shell says %q, want that it cannot connect", msg)
+	}
+	if token := eval[string](t, tab, `sessionStorage.getItem("gadgetd.token") ?? ""`); token != "a-token" {
+		t.Errorf("the shell kept the token %q, want a-token", token)
+	}
+}

@@ -151,6 +151,13 @@ async function start() {
   try {
     await workspace();
   } catch (err) {
+    if (/cannot connect/.test(errorText(err))) {
+      // The server is away, not the token wrong: keep it, offer to retry.
+      $("main").replaceChildren(h("div", { class: "login" },
+        h("p", { class: "error", role: "alert" }, errorText(err)),
+        h("button", { type: "button", onclick: start }, "Try again")));
+      return;
+    }
     storedToken.clear();
     showLogin(`Login failed: ${errorText(err)}`);
     return;
