@@ -261,8 +261,7 @@ func (l *load) session(i int, g *gadget, watch bool, local net.IP) {
 // setUp does what the shell does to show a gadget: /ws, login, open, a
 // frame ticket, /ws/frame; and, to watch, subscribes over the frame's
 // websocket. The login, open and frameTicket are pipelined: one round
-// trip.
-// On failure it returns what it set up, to be closed.
+// trip. It returns what it set up, to be closed, with its error too.
 func (l *load) setUp(g *gadget, watch bool, local net.IP) (*shellSession, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
