@@ -15,7 +15,9 @@ import (
 )
 
 // Build compiles the blueprint in dir in place: it regenerates the Go
-// bindings of its schema, then writes dir/gadget.wasm and dir/schema.bin.
+// bindings of its schema and, with node, its JavaScript bindings (inlined
+// in the UI where it asks for them: jsbindings.go), then writes
+// dir/gadget.wasm and dir/schema.bin.
 func Build(ctx context.Context, dir string) error {
 	return BuildInto(ctx, dir, dir)
 }
@@ -46,6 +48,9 @@ func BuildInto(ctx context.Context, dir, out string) error {
 		return err
 	}
 	if err := checkGuestImports(ctx, dir, bindings); err != nil {
+		return err
+	}
+	if err := buildJSBindings(ctx, dir, m, nodes); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(absOut, 0o755); err != nil {
