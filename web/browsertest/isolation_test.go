@@ -64,6 +64,7 @@ var networkProbes = map[string]string{
 	"style":    `<link rel="stylesheet" href="{{base}}/p/style">` + afterLoad,
 	"font":     `<style>@font-face { font-family: probe; src: url("{{base}}/p/font"); } p { font-family: probe; }</style><p>probe</p>` + afterLoad,
 	"prefetch": `<link rel="prefetch" href="{{base}}/p/prefetch">` + afterLoad,
+	"object":   `<object data="{{base}}/p/object" type="text/html"></object>` + afterLoad,
 	"form":     `<form method="post" action="{{base}}/p/form"><input name="a" value="b"></form>` + script(`done(); document.forms[0].submit();`),
 	"popup":    script(`window.open("{{base}}/p/popup"); done();`),
 	"webrtc":   script(rtc("{{stun:webrtc}}")),
