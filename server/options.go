@@ -340,10 +340,20 @@ func WithMaxIdleModules(n int) Option {
 // started (its sandbox worker, instance and log) once nothing holds a session
 // of it and it has had no call: such gadgets are let go after about d, their
 // instance with them, and started again on next use. (An instance whose
-// session is still held stays until wasmhost.WithIdleTimeout.)
+// session is still held stays until wasmhost.WithIdleTimeout.) The server
+// looks every d/2; a d under MinIdleShellTimeout is raised to it.
 func WithIdleShellTimeout(d time.Duration) Option {
-	return func(c *config) { c.idleShellTimeout = positiveOr(d, c.idleShellTimeout) }
+	return func(c *config) {
+		if d > 0 {
+			c.idleShellTimeout = max(d, MinIdleShellTimeout)
+		}
+	}
 }
+
+// MinIdleShellTimeout is the shortest WithIdleShellTimeout: below it the
+// sweeps (and the memory returns after them) would cost more than the
+// gadgets they let go.
+const MinIdleShellTimeout = 10 * time.Millisecond
 
 // WithReturnMemoryWhenIdle says whether the server gives the memory it no
 // longer uses back to the operating system as soon as it lets idle gadgets

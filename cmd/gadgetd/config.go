@@ -168,8 +168,16 @@ func loadConfig(path string) (serveConfig, error) {
 		}
 		return c, fmt.Errorf("--config %s: unknown key %s (docs/gadgetd.example.toml lists every key)", path, strings.Join(keys, ", "))
 	}
+	if d := time.Duration(c.Gadgets.IdleRelease); d < minIdleRelease {
+		return c, fmt.Errorf("--config %s: gadgets.idle_release: want at least %v, got %v", path, minIdleRelease, d)
+	}
 	return c, nil
 }
+
+// minIdleRelease is the shortest gadgets.idle_release: the server looks for
+// idle gadgets every half of it, and hands memory back after each sweep
+// that let one go.
+const minIdleRelease = time.Second
 
 // serverOptions maps the limits to the server's options, one line each.
 func (c *serveConfig) serverOptions() []server.Option {

@@ -79,6 +79,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"[installs]\ntimeout = \"-1s\"\n", `"installs.timeout"`},
 		{"data = 5\n", "data"},
 		{"[listen\n", "line 2"},
+		{"[gadgets]\nidle_release = \"1ns\"\n", "gadgets.idle_release: want at least 1s"},
 		{"[websocket]\nallowed_origins = [\"gadgets.example.com\"]\n", `"websocket.allowed_origins"`},
 	} {
 		_, err := loadConfig(writeConfig(t, tc.file))

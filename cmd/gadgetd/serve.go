@@ -94,6 +94,13 @@ func serve(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	})
+	for name, addr := range map[string]string{"http (listen.http)": cfg.Listen.HTTP, "capnp (listen.capnp)": cfg.Listen.Capnp} {
+		// An empty address would listen on every interface, on a random
+		// port: never what was meant. ":7070" says "every interface".
+		if addr == "" {
+			return fmt.Errorf("--%s: empty address; want HOST:PORT, such as 127.0.0.1:7070", name)
+		}
+	}
 	var devExamples string
 	if *dev {
 		devExamples = *examples

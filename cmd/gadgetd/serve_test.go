@@ -34,6 +34,8 @@ func TestAFailedStartLeavesNoDataDirectory(t *testing.T) {
 		{"missing TLS files", "", []string{"--tls-cert", missing, "--tls-key", missing}, "loading the TLS certificate"},
 		{"unknown config key", "[users]\nmax_gadget = 1\n", nil, "unknown key users.max_gadget"},
 		{"budget below one gadget's memory", "[gadgets]\nmemory_budget = \"1MiB\"\n", nil, "budget"},
+		{"empty http address", "", []string{"--http", ""}, "--http (listen.http): empty address"},
+		{"empty capnp address", "", []string{"--capnp", ""}, "--capnp (listen.capnp): empty address"},
 		{"--dev without examples", "", []string{"--dev", "--examples", filepath.Join(t.TempDir(), "none")}, "reading examples"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
