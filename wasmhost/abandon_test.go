@@ -31,7 +31,7 @@ const abandoned = 20
 
 // guestObjectSite is in the creation stack of every capability the host
 // makes for an object a guest exported.
-const guestObjectSite = "wasmhost.(*Gadget).newGuestObject"
+const guestObjectSite = "wasmhost.(*Sandbox).newGuestObject"
 
 // gatedHost is a guest's Host that can hold every call the guest makes to it
 // at a gate, so a test knows the guest is busy, and stays busy, until the

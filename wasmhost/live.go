@@ -17,10 +17,10 @@ import (
 // in flight. For memory only idle instances are asked, and the instance that
 // needs the memory waits (briefly) until they have released it.
 //
-// Locking: mu guards every field, and each gadget's lru entry. Gadget.busy is
+// Locking: mu guards every field, and each gadget's lru entry. Sandbox.busy is
 // an atomic the worker sets; a gadget found idle here may start a call before
 // its eviction request arrives, and its worker then evicts it after the call
-// (Gadget.run), so memory asked for is released either way. The owner of a
+// (Sandbox.run), so memory asked for is released either way. The owner of a
 // gadget (WithOwner) never changes, so reading it needs no lock.
 //
 // Shares: the instances of one owner (WithOwner) together hold at most
@@ -34,7 +34,7 @@ import (
 type liveSet struct {
 	mu        sync.Mutex
 	max       int
-	order     list.List // of *Gadget; front is most recent
+	order     list.List // of *Sandbox; front is most recent
 	nEvicting int       // entries already asked to evict
 
 	budget uint64            // bytes for all instances (WithMemoryBudget)

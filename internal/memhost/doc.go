@@ -5,7 +5,7 @@
 // A Host is used like this:
 //
 //	h := memhost.New()
-//	g := rt.NewGadget(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
+//	g := rt.NewSandbox(mod, h.Client(), wasmhost.WithCallScope(h.Begin))
 //
 // # Storage
 //

@@ -91,7 +91,7 @@ func (b *backend) Commit(ctx context.Context, writes []storage.Write, maxSize in
 }
 
 // Client returns a new reference to the Host capability, to pass to
-// wasmhost's Runtime.NewGadget.
+// wasmhost's Runtime.NewSandbox.
 func (h *Host) Client() schema.Host {
 	return schema.Host(capserver.New(schema.Host_Methods(nil, hostServer{h}), h, nil))
 }
