@@ -14,9 +14,11 @@ package storage
 //
 // Bounds. Everything a call buffers is counted against the per-call limits:
 // every put and every delete, of a key that exists or not, by the keys it
-// touches and the bytes it holds. A list reads at most the list budget of
-// keys and values from the Store, and answers with no more than that (and
-// at least one entry, so paging always progresses).
+// touches and the bytes it holds. A list answers within the list budget of
+// keys and values (and with at least one entry, so paging always
+// progresses), and holds at most that much of the Store at once: when the
+// call's buffered deletes hide everything one read returned, it reads on,
+// past at most as many entries as the call deleted.
 
 import (
 	"context"
@@ -28,8 +30,9 @@ import (
 	"time"
 )
 
-// CommitTimeout bounds the wait for the Store to start the commit at the end
-// of a call; a commit that has started runs to the end (see store/data.go).
+// CommitTimeout bounds the commit at the end of a call: its wait for the
+// Store and its writing. A commit cut off by it is rolled back whole (see
+// store/data.go), and the call fails.
 const CommitTimeout = 30 * time.Second
 
 // ErrRemoved is what every operation on a closed Data fails with, and the
@@ -80,6 +83,9 @@ func OwnTransaction(ctx context.Context) context.Context {
 // nil), and discards them if it failed. A commit that fails is returned,
 // and wasmhost turns the call into a failure: its caller is never told
 // "done" about writes that were lost.
+//
+// Scopes do not nest: a Begin while a scope is open replaces its buffer
+// (wasmhost opens one scope per top-level call and never nests them).
 func (d *Data) Begin() (end func(callErr error) error) {
 	d.mu.Lock()
 	d.tx = &txBuffer{writes: make(map[string]Write), size: -1}

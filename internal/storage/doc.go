@@ -14,8 +14,9 @@
 // Every write is checked against Limits: the size of a key, of a value and
 // of all the gadget's data; and, inside a call, how many keys the call has
 // changed and how many bytes its buffered writes hold (deletes of keys that
-// do not exist count too). A list reads at most the list byte budget from
-// the Store and answers within it, always with at least one entry.
+// do not exist count too). A list answers within the list byte budget,
+// always with at least one entry, and holds at most that much of the Store
+// at once.
 //
 // Two backends implement Store: Memory here, for tests (internal/memhost),
 // and the server's bbolt database through store.GadgetData. Store carries no
