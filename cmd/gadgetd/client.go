@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
 	"text/tabwriter"
 	"time"
 
@@ -228,16 +227,6 @@ func revokeToken(ctx context.Context, ws schema.Workspace, args []string, stdout
 	_, err := f.Struct()
 	return err
 }
-
-// capnpPrefix matches what go-capnp puts before a server's error text: the
-// schema file and method the error came through
-// ("workspace.capnp:Workspace.gadgets: "), once per hop. Interface names
-// start with a capital, which tells it from a compiler's "x.capnp:12: ".
-var capnpPrefix = regexp.MustCompile(`[\w-]+\.capnp:[A-Z]\w*(\.\w+)+: `)
-
-// userMessage is the text of err for a person at a terminal: the server's
-// words without the RPC plumbing around them.
-func userMessage(err error) string { return capnpPrefix.ReplaceAllString(err.Error(), "") }
 
 // formatMillis formats a schema time (Unix milliseconds) in local time.
 func formatMillis(ms int64) string { return time.UnixMilli(ms).Local().Format(time.DateTime) }

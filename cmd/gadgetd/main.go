@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
@@ -109,7 +110,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 			strings.TrimPrefix(err.Error(), errUsage.Error()+": "), cmd.usageLine(), cmd.name)
 		return 2
 	}
-	fmt.Fprintf(stderr, "gadgetd: %s\n", userMessage(err))
+	fmt.Fprintf(stderr, "gadgetd: %s\n", client.Message(err))
 	return 1
 }
 

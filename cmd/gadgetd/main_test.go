@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -278,20 +277,6 @@ func TestClientErrorsAreTheServersWordsWithoutRPCPrefixes(t *testing.T) {
 		out, err := gadgetd(t, bin, addr, tc.token, tc.args...)
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || out != tc.want {
 			t.Errorf("gadgetd %v: %v, printed %q, want %q", tc.args, err, out, tc.want)
-		}
-	}
-}
-
-func TestUserMessageDropsEveryCapnpMethodPrefix(t *testing.T) {
-	for in, want := range map[string]string{
-		"workspace.capnp:Workspace.gadgets: invalid token":                          "invalid token",
-		"workspace.capnp:Workspace.create: gadget.capnp:Gadget.open: out of memory": "out of memory",
-		"installing: workspace.capnp:BlueprintUpload.done: no such blueprint":       "installing: no such blueprint",
-		"compiling x.capnp: x.capnp:12: error: Parse error.":                        "compiling x.capnp: x.capnp:12: error: Parse error.",
-		"connecting to gadgetd at 127.0.0.1:1: connection refused":                  "connecting to gadgetd at 127.0.0.1:1: connection refused",
-	} {
-		if got := userMessage(errors.New(in)); got != want {
-			t.Errorf("userMessage(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func main() {
 		os.Exit(2)
 	}
 	if err := run(os.Args[1], os.Args[2]); err != nil {
-		fmt.Fprintln(os.Stderr, "counter-client:", err)
+		fmt.Fprintln(os.Stderr, "counter-client:", client.Message(err))
 		os.Exit(1)
 	}
 }
