@@ -140,8 +140,8 @@ interface Gadget {
 
   open @1 () -> (session :Capability);
   # Opens a session: the capability the gadget's guest returned from
-  # `Guest.open(caller)`. Its interface is the blueprint's session interface
-  # (`info.sessionInterface`).
+  # `Guest.open(caller, context)`. Its interface is the blueprint's session
+  # interface (`info.sessionInterface`).
 
   ui @2 () -> (html :Text);
   # The gadget's UI: one HTML document with its scripts inline, meant for a
