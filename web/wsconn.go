@@ -100,10 +100,20 @@ func (c *wsConn) Read(p []byte) (int, error) {
 // Write sends p as one binary websocket message, of one frame.
 func (c *wsConn) Write(p []byte) (int, error) {
 	if err := c.ws.WriteMessage(websocket.BinaryMessage, p); err != nil {
+		if errors.Is(err, websocket.ErrCloseSent) {
+			// The peer closed the socket and gorilla answered its close:
+			// an ordinary hang-up, as a broken pipe is on TCP.
+			return 0, errPeerClosed
+		}
 		return 0, err
 	}
 	return len(p), nil
 }
+
+// errPeerClosed is a write after the peer closed the socket. Its text ends
+// the way rpcguard's ordinary disconnects do, so it is logged at debug, not
+// as an error.
+var errPeerClosed = errors.New("websocket: the peer hung up; connection closed")
 
 // Close tells the peer the socket is closing, if it will listen within
 // closeGrace, and closes it.
