@@ -8,10 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"capnproto.org/go/capnp/v3/rpc"
-	"capnproto.org/go/capnp/v3/rpc/transport"
-	"github.com/gorilla/websocket"
-
+	"github.com/gadgetd/gadgetd/internal/wsclient"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/web"
@@ -19,8 +16,8 @@ import (
 
 // Serve Cap'n Proto over websocket for a gadgetd server, as `gadgetd serve`
 // does: /ws bootstraps the Gateway. A client sends each Cap'n Proto message
-// in one binary websocket message (wsCodec, in this package's tests, is
-// such a client's codec).
+// in one binary websocket message (internal/wsclient is such a Go client;
+// web/js the browser's).
 func ExampleWithCapnp() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "gadgetd-example-")
@@ -36,14 +33,13 @@ func ExampleWithCapnp() {
 
 	// A page from an origin that is neither the server's nor allowed is
 	// refused before any Cap'n Proto.
-	_, resp, _ := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {"https://elsewhere.example"}})
-	fmt.Println("from elsewhere:", resp.StatusCode)
+	_, err = wsclient.Dial(ctx, url, wsclient.WithHeader(http.Header{"Origin": {"https://elsewhere.example"}}))
+	fmt.Println("from elsewhere:", err.(*wsclient.RefusedError).Status)
 
-	ws, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {"https://shell.example"}})
+	conn, err := wsclient.Dial(ctx, url, wsclient.WithHeader(http.Header{"Origin": {"https://shell.example"}}))
 	if err != nil {
 		panic(err)
 	}
-	conn := rpc.NewConn(transport.New(&wsCodec{ws: ws}), nil)
 	defer conn.Close()
 	gateway := schema.Gateway(conn.Bootstrap(ctx))
 	defer gateway.Release()

@@ -10,19 +10,18 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/rpc"
-	"capnproto.org/go/capnp/v3/rpc/transport"
 	rpccp "capnproto.org/go/capnp/v3/std/capnp/rpc"
 	"github.com/gorilla/websocket"
 
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/leakcheck"
 	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
+	"github.com/gadgetd/gadgetd/internal/wsclient"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -103,48 +102,11 @@ func dialWS(t testing.TB, url string, header http.Header) (*websocket.Conn, *htt
 	return ws, resp, err
 }
 
-// wsCodec is a client's side of the websocket transport: one Cap'n Proto
-// message per binary websocket message, both ways.
-type wsCodec struct {
-	ws *websocket.Conn
-	mu sync.Mutex // one writer at a time, as gorilla/websocket requires
-}
-
-func (c *wsCodec) Encode(m *capnp.Message) error {
-	buf, err := m.Marshal()
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ws.WriteMessage(websocket.BinaryMessage, buf)
-}
-
-func (c *wsCodec) Decode() (*capnp.Message, error) {
-	kind, buf, err := c.ws.ReadMessage()
-	if err != nil {
-		return nil, err
-	}
-	if kind != websocket.BinaryMessage {
-		return nil, errors.New("the server sent a text message")
-	}
-	m, err := capnp.Unmarshal(buf)
-	if err != nil {
-		return nil, err
-	}
-	if size, _ := m.TotalSize(); size == 0 {
-		return nil, errors.New("empty message")
-	}
-	return m, nil
-}
-
-func (c *wsCodec) Close() error { return c.ws.Close() }
-
 // rpcOver runs a go-capnp client over ws and returns its bootstrap
 // capability; both are released when the test ends.
 func rpcOver(t testing.TB, ws *websocket.Conn) capnp.Client {
 	t.Helper()
-	conn := rpc.NewConn(transport.New(&wsCodec{ws: ws}), nil)
+	conn := rpc.NewConn(wsclient.NewTransport(ws), nil)
 	boot := conn.Bootstrap(context.Background())
 	t.Cleanup(func() {
 		boot.Release()
