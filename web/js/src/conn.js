@@ -13,7 +13,7 @@
 // Ownership: a Conn and everything it touches runs on the one JS thread;
 // messages are handled one at a time, in arrival order.
 
-import { Conn, Interface, Message, utils } from "capnp-es";
+import { Conn, Interface, Message, Registry, utils } from "capnp-es";
 import {
   CapDescriptor,
   Disembargo_Context_Which,
@@ -252,6 +252,47 @@ export const failsQuietly = (Base) =>
     }
   };
 
+// honorsUnimplemented: a peer that does not understand a message sends it
+// back in an Unimplemented message (capnp-es itself does so for a call to an
+// interface it does not know). capnp-es ignores Unimplemented, so the call
+// waits forever. Here a returned call or bootstrap fails, saying so. And
+// capnp-es, answering Unimplemented, keeps the call's question id as in use,
+// so the caller's next call, which may reuse it, kills the connection; here
+// the call is sent back before it takes the id.
+export const honorsUnimplemented = (Base) =>
+  class extends Base {
+    handleCallMessage(m) {
+      const { call } = m;
+      if (Registry.lookup(call.interfaceId)?.methods[call.methodId]) {
+        return super.handleCallMessage(m);
+      }
+      const back = newRpcMessage();
+      back.unimplemented = m;
+      this.sendMessage(back);
+    }
+
+    handleMessage(m) {
+      if (m.which() !== RpcMessage.UNIMPLEMENTED) {
+        return super.handleMessage(m);
+      }
+      const back = m.unimplemented;
+      let q;
+      if (back.which() === RpcMessage.CALL) {
+        const { call } = back;
+        q = this.popQuestion(call.questionId);
+        q?.reject?.call(
+          q,
+          new Error(
+            `gadgetd: unimplemented: the peer does not implement method ${call.methodId} of interface 0x${call.interfaceId.toString(16)}`,
+          ),
+        );
+      } else if (back.which() === RpcMessage.BOOTSTRAP) {
+        q = this.popQuestion(back.bootstrap.questionId);
+        q?.reject?.call(q, new Error("gadgetd: unimplemented: the peer serves no bootstrap capability"));
+      }
+    }
+  };
+
 // fixes lists every fix, in the order they are applied.
 export const fixes = {
   sendsRelease,
@@ -261,6 +302,7 @@ export const fixes = {
   failsOnDisconnect,
   servesBootstrap,
   failsQuietly,
+  honorsUnimplemented,
 };
 
 // connClass builds Conn with the named fixes (all of them by default).

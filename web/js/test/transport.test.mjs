@@ -40,11 +40,11 @@ test("FrameTransport keeps every message that arrives while nobody is receiving,
   await assert.rejects(t.recvMessage());
 });
 
-// pair returns a client stub of a JS Counter served over a MessageChannel,
-// the client's transport, and the Conn class the client used.
-function pair(target, ClientConn = GadgetConn) {
+// pair returns a client stub of a JS Counter served over a MessageChannel
+// (the Conn classes of each side given), and the client's transport.
+function pair(target, ClientConn = GadgetConn, ServerConn = GadgetConn) {
   const { port1, port2 } = new MessageChannel();
-  const serverConn = new GadgetConn(messagePortTransport(port2));
+  const serverConn = new ServerConn(messagePortTransport(port2));
   serverConn.initMain(Counter, target);
   const transport = messagePortTransport(port1);
   const conn = new ClientConn(transport);
@@ -166,5 +166,45 @@ test("a JS method that fails: capnp-es also rejects a promise nobody awaits (fai
       transport.close();
       port2.close();
     }
+  }
+});
+
+test("a call the peer answers Unimplemented: capnp-es waits forever (honorsUnimplemented fails it)", async () => {
+  const names = Object.keys(fixes).filter((n) => n !== "honorsUnimplemented");
+  for (const [ClientConn, fails] of [[connClass(names), false], [GadgetConn, true]]) {
+    const { counter, close } = pair({ async get(_p, r) { r.value = 1n; } }, ClientConn);
+    try {
+      await counter.get().promise();
+      // A method of an interface the serving side does not know.
+      const unknown = { ...Counter.Client.methods[1], interfaceId: 0x1234n };
+      const call = new Counter.Client(counter.client).client.call({ method: unknown }).struct();
+      if (fails) {
+        await assert.rejects(call, /unimplemented/);
+        assert.equal((await counter.get().promise()).value, 1n, "the connection still works");
+      } else {
+        assert.equal(await settlesWithin(call, 500), "pending");
+      }
+    } finally {
+      close();
+    }
+  }
+});
+
+test("answering Unimplemented, capnp-es keeps the question id, and the caller's next call breaks the connection (honorsUnimplemented frees it)", async () => {
+  const names = Object.keys(fixes).filter((n) => n !== "honorsUnimplemented");
+  for (const [ServerConn, works] of [[connClass(names), false], [GadgetConn, true]]) {
+    const { counter, close } = pair({ async get(_p, r) { r.value = 1n; } }, GadgetConn, ServerConn);
+    const seen = await unhandledDuring(async () => {
+      try {
+        await counter.get().promise();
+        const unknown = { ...Counter.Client.methods[1], interfaceId: 0x1234n };
+        await assert.rejects(counter.client.call({ method: unknown }).struct(), /unimplemented/);
+        const next = counter.get().promise(); // reuses the returned call's question id
+        assert.equal(await settlesWithin(next, 500), works ? "resolved" : "pending");
+      } finally {
+        close();
+      }
+    });
+    assert.equal(seen.length, works ? 0 : 1, `errors: ${seen}`);
   }
 });

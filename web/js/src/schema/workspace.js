@@ -1564,8 +1564,8 @@ class Gadget$Client {
   }
   /**
   * Opens a session: the capability the gadget's guest returned from
-  * `Guest.open(caller)`. Its interface is the blueprint's session interface
-  * (`info.sessionInterface`).
+  * `Guest.open(caller, context)`. Its interface is the blueprint's session
+  * interface (`info.sessionInterface`).
   *
   */
   open(paramsFunc) {
