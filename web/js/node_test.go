@@ -41,7 +41,8 @@ func runNode(t *testing.T, node, script string, env ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), nodeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--experimental-websocket", "--test", "--test-reporter=spec", script)
+	// A test that hangs fails on its own, by name, well before nodeTimeout.
+	cmd := exec.CommandContext(ctx, node, "--experimental-websocket", "--test", "--test-reporter=spec", "--test-timeout=120000", script)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -50,7 +51,7 @@ func runNode(t *testing.T, node, script string, env ...string) {
 	t.Logf("node --test %s:\n%s", script, out)
 }
 
-// runNodeScript starts node on script with args and returns it running; the
+// startNode starts node on script with args and returns it running; the
 // test ends it.
 func startNode(t *testing.T, node, script string, args ...string) *exec.Cmd {
 	t.Helper()

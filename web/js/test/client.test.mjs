@@ -8,7 +8,10 @@ import { test } from "node:test";
 import { capability, onRelease, release } from "../src/gadgetd.js";
 import { connClass, fixes } from "../src/conn.js";
 import { Counter, Listener } from "./gen/counter.js";
-import { dial } from "./helpers.mjs";
+import { dial, settlesWithin } from "./helpers.mjs";
+
+// releaseWait bounds the wait for a Release that must come: a hang guard.
+const releaseWait = 30_000;
 
 const token = process.env.GADGETD_TOKEN;
 const maxExports = Number(process.env.GADGETD_MAX_EXPORTS);
@@ -121,7 +124,8 @@ async function watchThenRelease(Conn) {
     if (Conn === undefined) {
       // The server unsubscribed: it lets go of our listener, which is the
       // Release we wait for (honorsRelease turns it into onRelease).
-      await l.released;
+      assert.equal(await settlesWithin(l.released, releaseWait), "resolved",
+        "the server never let go of the listener: it did not unsubscribe, so it did not see our Release");
       assert.ok(tap.count("send RELEASE") >= 1);
     }
     await session.increment().promise();
@@ -204,7 +208,7 @@ test("capnp-es's own Conn drops an incoming Release: the listener the server let
 test("an incoming Release frees the listener the server let go, and runs its onRelease", async () => {
   const { l, c } = await failingListener(undefined);
   try {
-    await l.released;
+    assert.equal(await settlesWithin(l.released, releaseWait), "resolved", "onRelease never ran");
     assert.equal(exported(c.conn, l.server), false);
   } finally {
     c.close();
