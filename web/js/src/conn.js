@@ -4,11 +4,13 @@
 //
 // Each fix is a mixin (a function from a Conn class to a subclass), so the
 // tests can build a Conn with every fix but one and watch that one fail.
-// They override only Conn's documented-by-source hooks (handleMessage,
-// addImport, insertAnswer, releaseExport, sendMessage, work) and call the
-// original; none copies capnp-es code. A mixin must not declare class
-// fields: capnp-es's constructor starts the work loop before a subclass's
-// fields exist.
+// They override Conn's methods (handleMessage, handleCallMessage,
+// handleBootstrapMessage, addImport, insertAnswer, releaseExport,
+// sendMessage, work), call the originals for everything they do not fix,
+// and read its tables (imports, exports, answers, questions): internals,
+// which the exact version pin in package.json keeps still. A mixin must not
+// declare class fields: capnp-es's constructor starts the work loop before a
+// subclass's fields exist.
 //
 // Ownership: a Conn and everything it touches runs on the one JS thread;
 // messages are handled one at a time, in arrival order.
