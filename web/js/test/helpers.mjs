@@ -76,12 +76,20 @@ export async function dial(Conn = GadgetConn) {
 
 // settlesWithin resolves to "resolved", "rejected" or "pending" after
 // waiting at most ms for p.
-export function settlesWithin(p, ms) {
-  return Promise.race([
-    p.then(
-      () => "resolved",
-      () => "rejected",
-    ),
-    new Promise((resolve) => setTimeout(() => resolve("pending"), ms)),
-  ]);
+export async function settlesWithin(p, ms) {
+  let timer;
+  const pending = new Promise((resolve) => {
+    timer = setTimeout(() => resolve("pending"), ms);
+  });
+  try {
+    return await Promise.race([
+      p.then(
+        () => "resolved",
+        () => "rejected",
+      ),
+      pending,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
