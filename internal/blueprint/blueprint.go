@@ -134,6 +134,9 @@ func Load(dir string) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ui, err = inlineBindings(dir, m, ui); err != nil {
+		return nil, err
+	}
 	b.UIHTML = string(ui)
 	src, err := read(m.Schema, "")
 	if err != nil {

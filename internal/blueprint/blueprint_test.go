@@ -104,3 +104,34 @@ func TestCheckInterfaceRefusesNonInterfaces(t *testing.T) {
 	requireErr(t, blueprint.CheckInterface(b.SchemaNodes, counterpb.Counter_increment_Params_TypeID), "is not an interface")
 	requireErr(t, blueprint.CheckInterface([]byte("garbage!"), 1), "not a serialized CodeGeneratorRequest")
 }
+
+// TestLoadInlinesTheUIsJSBindings: the UI's source keeps an empty
+// <script data-gadgetd-bindings> element, and the bundle's UI has the
+// schema's JS bindings (SCHEMA.js, beside it) inside it, with a "</script"
+// in them escaped so it cannot end the element. Without the bindings file,
+// Load says how to make it.
+func TestLoadInlinesTheUIsJSBindings(t *testing.T) {
+	built := blueprinttest.Built(t, blueprinttest.TestCounter)
+	schemaBin, err := os.ReadFile(filepath.Join(built, blueprint.SchemaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"blueprint.json":   `{"name":"c","version":"1","schema":"pb/counter.capnp","session":"pb/counter.capnp:Counter","ui":"ui.html"}`,
+		"pb/counter.capnp": "# source", "gadget.wasm": "\x00asm", "schema.bin": string(schemaBin),
+		"ui.html":             "<p>before</p>\n<script data-gadgetd-bindings></script>\n<script>use()</script>\n",
+		"pb/counter.capnp.js": "var bindings = 1; // a '</script>' in a string\n",
+	}
+	b, err := blueprint.Load(writeDir(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<p>before</p>\n<script data-gadgetd-bindings>\nvar bindings = 1; // a '<\\/script>' in a string\n</script>\n<script>use()</script>\n"
+	if b.UIHTML != want {
+		t.Fatalf("the bundle's UI:\n%s\nwant:\n%s", b.UIHTML, want)
+	}
+
+	delete(files, "pb/counter.capnp.js")
+	_, err = blueprint.Load(writeDir(t, files))
+	requireErr(t, err, "ui.html asks for the JavaScript bindings of pb/counter.capnp, but pb/counter.capnp.js is missing (run `gadgetd blueprint build")
+}

@@ -15,9 +15,9 @@ import (
 )
 
 // Build compiles the blueprint in dir in place: it regenerates the Go
-// bindings of its schema and, with node, its JavaScript bindings (inlined
-// in the UI where it asks for them: jsbindings.go), then writes
-// dir/gadget.wasm and dir/schema.bin.
+// bindings of its schema and, with node, its JavaScript bindings (beside
+// the schema, for blueprint.Load to inline in the UI: jsbindings.go), then
+// writes dir/gadget.wasm and dir/schema.bin.
 func Build(ctx context.Context, dir string) error {
 	return BuildInto(ctx, dir, dir)
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/gadgetd/gadgetd/internal/blueprint"
@@ -23,35 +22,45 @@ const gadgetdModule = "github.com/gadgetd/gadgetd"
 var ErrNoJSToolchain = errors.New("no JavaScript toolchain")
 
 // GenerateJSBindings writes the JavaScript bindings of the schema file
-// (relative to dir) next to it, as FILE.js, and returns that path. nodes is
-// the file compiled by CompileSchema. The bindings are a classic script for
-// the gadget's frame: after gadgetd's frame runtime, it registers the
-// file's types as gadgetd.schemas["NAME.capnp"], so the UI can write
-// `gadgetd.session(gadgetd.schemas["counter.capnp"].Counter)` and get a
-// typed stub of its session.
+// (relative to dir) next to it, as blueprint.BindingsFile names it, and
+// returns that path. nodes is the file compiled by CompileSchema.
+func GenerateJSBindings(ctx context.Context, dir, file string, nodes []byte) (string, error) {
+	code, err := JSBindings(ctx, dir, file, nodes)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, blueprint.BindingsFile(file))
+	return path, writeIfChanged(path, code)
+}
+
+// JSBindings returns the JavaScript bindings of the schema file (relative
+// to dir), compiled by CompileSchema into nodes. The bindings are a classic
+// script for the gadget's frame: after gadgetd's frame runtime, it
+// registers the file's types as gadgetd.schemas["NAME.capnp"], so the UI
+// can write `gadgetd.session(gadgetd.schemas["counter.capnp"].Counter)` and
+// get a typed stub of its session.
 //
 // It runs node on web/js/build.mjs (capnp-es's compiler, with gadgetd's
 // fixes to its output) of the gadgetd module the blueprint builds against,
 // which must be a checkout whose npm packages are installed
 // (scripts/deps.sh). Without node or those, it fails with an error that
 // wraps ErrNoJSToolchain and says what is missing.
-func GenerateJSBindings(ctx context.Context, dir, file string, nodes []byte) (string, error) {
+func JSBindings(ctx context.Context, dir, file string, nodes []byte) ([]byte, error) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		return "", fmt.Errorf("%w: node is not installed (Node.js 20 or newer)", ErrNoJSToolchain)
+		return nil, fmt.Errorf("%w: node is not installed (Node.js 20 or newer)", ErrNoJSToolchain)
 	}
 	out, err := goCmd(ctx, dir, nil, "list", "-m", "-f", "{{.Dir}}", gadgetdModule)
 	if err != nil {
-		return "", fmt.Errorf("%w: finding the gadgetd module: %v", ErrNoJSToolchain, err)
+		return nil, fmt.Errorf("%w: finding the gadgetd module: %v", ErrNoJSToolchain, err)
 	}
 	webJS := filepath.Join(strings.TrimSpace(out), "web", "js")
 	if _, err := os.Stat(filepath.Join(webJS, "node_modules", ".package-lock.json")); err != nil {
-		return "", fmt.Errorf("%w: %s has no npm packages (run scripts/deps.sh in that gadgetd checkout)", ErrNoJSToolchain, webJS)
+		return nil, fmt.Errorf("%w: %s has no npm packages (run scripts/deps.sh in that gadgetd checkout)", ErrNoJSToolchain, webJS)
 	}
-	path := filepath.Join(dir, file+".js")
 	tmp, err := os.CreateTemp("", "gadgetd-bindings-*.js")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
@@ -60,56 +69,21 @@ func GenerateJSBindings(ctx context.Context, dir, file string, nodes []byte) (st
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("generating the JavaScript bindings of %s: %v\n%s", filepath.Join(dir, file), err, bytes.TrimSpace(stderr.Bytes()))
+		return nil, fmt.Errorf("generating the JavaScript bindings of %s: %v\n%s", filepath.Join(dir, file), err, bytes.TrimSpace(stderr.Bytes()))
 	}
-	code, err := os.ReadFile(tmp.Name())
-	if err != nil {
-		return "", err
-	}
-	return path, writeIfChanged(path, code)
+	return os.ReadFile(tmp.Name())
 }
 
-// buildJSBindings generates the schema's JS bindings and inlines them in
-// the UI. Without a JS toolchain it says so on stderr and the build goes
-// on: the guest does not need them, and running gadgetd needs no node.
+// buildJSBindings generates the schema's JS bindings beside it, where
+// blueprint.Load inlines them into the UI. Without a JS toolchain it says
+// so on stderr and the build goes on: the guest does not need them, and a
+// UI that asks for bindings that were never generated fails at Load with
+// the reason.
 func buildJSBindings(ctx context.Context, dir string, m blueprint.Manifest, nodes []byte) error {
-	path, err := GenerateJSBindings(ctx, dir, m.Schema, nodes)
+	_, err := GenerateJSBindings(ctx, dir, m.Schema, nodes)
 	if errors.Is(err, ErrNoJSToolchain) {
 		fmt.Fprintf(os.Stderr, "gadgetd: the UI gets no JavaScript bindings of %s: %v\n", m.Schema, err)
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	_, err = InlineJSBindings(dir, m.UI, path)
 	return err
-}
-
-// bindingsScript matches a <script data-gadgetd-bindings> element of a UI,
-// whose content the build replaces with the JS bindings.
-var bindingsScript = regexp.MustCompile(`(?s)(<script\s+data-gadgetd-bindings(?:="[^"]*")?\s*>).*?(</script>)`)
-
-// InlineJSBindings puts the JS bindings at bindingsPath into the UI file
-// (relative to dir) wherever it has a <script data-gadgetd-bindings>
-// element, replacing that element's content: gadget UIs are one HTML
-// document, and a frame runs inline scripts only. It reports whether the
-// UI has such an element; a UI without one is left alone.
-func InlineJSBindings(dir, ui, bindingsPath string) (bool, error) {
-	path := filepath.Join(dir, ui)
-	html, err := os.ReadFile(path)
-	if err != nil {
-		return false, err
-	}
-	if !bindingsScript.Match(html) {
-		return false, nil
-	}
-	code, err := os.ReadFile(bindingsPath)
-	if err != nil {
-		return false, err
-	}
-	inlined := bindingsScript.ReplaceAllFunc(html, func(m []byte) []byte {
-		parts := bindingsScript.FindSubmatch(m)
-		return bytes.Join([][]byte{parts[1], []byte("\n"), code, parts[2]}, nil)
-	})
-	return true, writeIfChanged(path, inlined)
 }

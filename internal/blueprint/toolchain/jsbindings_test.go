@@ -8,15 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/blueprint/toolchain"
 )
-
-// markedUI is a gadget UI that asks for its schema's JS bindings.
-const markedUI = `<!doctype html>
-<script data-gadgetd-bindings>stale</script>
-<script>const { Counter } = gadgetd.schemas["counter.capnp"];</script>
-`
 
 // requireJSToolchain skips the test without node or web/js's npm packages,
 // except on CI, where they must be there.
@@ -36,7 +31,7 @@ func requireJSToolchain(t *testing.T) string {
 }
 
 // TestJSBindingsGiveTheUITypedSessionStubs: the build writes the schema's
-// JS bindings next to it and inlines them in the UI's marked script; loaded
+// JS bindings next to it (blueprint.Load inlines them in the UI); loaded
 // after the frame runtime (web/static/frame.js, the bundle the shell puts
 // in every frame), they give gadgetd.session a typed Counter stub that
 // calls a Counter served over a MessagePort.
@@ -49,10 +44,7 @@ func TestJSBindingsGiveTheUITypedSessionStubs(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir, _ := copyCounter(t, func(name, body, pkg string) string {
-		switch name {
-		case "ui.html":
-			return markedUI
-		case "counterpb/counter.capnp":
+		if name == "counterpb/counter.capnp" {
 			return strings.Replace(string(testSchema), "github.com/gadgetd/gadgetd/internal/testcounter/counterpb", pkg+"/counterpb", 1)
 		}
 		return body
@@ -69,19 +61,7 @@ func TestJSBindingsGiveTheUITypedSessionStubs(t *testing.T) {
 	if want := filepath.Join(dir, "counterpb", "counter.capnp.js"); bindings != want {
 		t.Fatalf("bindings at %s, want %s", bindings, want)
 	}
-	if asked, err := toolchain.InlineJSBindings(dir, "ui.html", bindings); err != nil || !asked {
-		t.Fatalf("InlineJSBindings = %v, %v; want true, nil", asked, err)
-	}
-	ui, err := os.ReadFile(filepath.Join(dir, "ui.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(ui), "stale") || !strings.Contains(string(ui), `gadgetd.schemas["counter.capnp"]`) {
-		t.Fatalf("the UI's marked script was not replaced by the bindings:\n%.400s", ui)
-	}
-
-	// The frame runtime and the inlined script run as a frame would run
-	// them; a Counter in JS (web/js's own connection and test bindings)
+	// The frame runtime and the bindings run as a frame would run them; a Counter in JS (web/js's own connection and test bindings)
 	// answers on the other end of the port.
 	webJS := filepath.Join(blueprinttest.RepoRoot(), "web", "js")
 	script := `
@@ -91,8 +71,7 @@ import { GadgetConn } from "` + filepath.ToSlash(filepath.Join(webJS, "src", "co
 import { messagePortTransport } from "` + filepath.ToSlash(filepath.Join(webJS, "src", "transport.js")) + `";
 import { Counter as Served } from "` + filepath.ToSlash(filepath.Join(webJS, "test", "gen", "counter.js")) + `";
 vm.runInThisContext(fs.readFileSync(process.argv[1], "utf8"));
-const ui = fs.readFileSync(process.argv[2], "utf8");
-vm.runInThisContext(ui.match(/<script data-gadgetd-bindings>([\s\S]*?)<\/script>/)[1]);
+vm.runInThisContext(fs.readFileSync(process.argv[2], "utf8"));
 const { Counter } = gadgetd.schemas["counter.capnp"];
 const { port1, port2 } = new MessageChannel();
 const server = new GadgetConn(messagePortTransport(port2));
@@ -106,7 +85,7 @@ transport.close();
 port2.close();
 `
 	cmd := exec.CommandContext(ctx, node, "--input-type=module", "-e", script,
-		filepath.Join(blueprinttest.RepoRoot(), "web", "static", "frame.js"), filepath.Join(dir, "ui.html"))
+		filepath.Join(blueprinttest.RepoRoot(), "web", "static", "frame.js"), bindings)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node: %v\n%s", err, out)
@@ -139,5 +118,35 @@ func TestJSBindingsWithoutNodeAreExplained(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "counterpb", "counter.capnp.js")); !os.IsNotExist(err) {
 		t.Fatalf("bindings were written without node (%v)", err)
+	}
+}
+
+// TestTheExamplesCommittedJSBindingsAreCurrent: each blueprint in the
+// repository commits its schema's JS bindings (running gadgetd needs no
+// node), so they must be what its schema generates today.
+func TestTheExamplesCommittedJSBindingsAreCurrent(t *testing.T) {
+	requireJSToolchain(t)
+	ctx := buildCtx(t)
+	for _, name := range []string{"examples/counter", "examples/notes", blueprinttest.TestCounter} {
+		src := filepath.Join(blueprinttest.RepoRoot(), name)
+		m, err := blueprint.ReadManifest(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile(filepath.Join(src, blueprint.BindingsFile(m.Schema)))
+		if err != nil {
+			t.Fatalf("%s: %v (run gadgetd blueprint build %s and commit the result)", name, err, name)
+		}
+		nodes, err := toolchain.CompileSchema(ctx, src, m.Schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		generated, err := toolchain.JSBindings(ctx, src, m.Schema, nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(generated) != string(committed) {
+			t.Errorf("%s/%s is stale: run gadgetd blueprint build %s and commit it", name, blueprint.BindingsFile(m.Schema), name)
+		}
 	}
 }
