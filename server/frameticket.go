@@ -186,7 +186,11 @@ func (s *Server) ServeFrameConn(ctx context.Context, remote, ticket string, upgr
 	}
 	user := g.user.ID
 	err = s.rpc.ServeConn(nc, func(peer *rpcguard.Peer) capnp.Client {
-		peer.Authenticated(user) // the ticket was issued to this user, logged in
+		// The ticket was issued to this user, logged in.
+		if err := peer.Authenticated(user); err != nil {
+			session.Release()
+			return capnp.ErrorClient(err)
+		}
 		return session
 	})
 	if err != nil {

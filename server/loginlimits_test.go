@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,4 +64,22 @@ func TestLoginLimitsReachTheConnections(t *testing.T) {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+// TestAUsersLoginsPastItsConnectionBoundFail: with
+// WithMaxConnectionsPerUser(2), a user's third connection cannot log in,
+// and says why, while another user still can. (An outside attacker held
+// all 1024 connections with one account and locked every other user out.)
+func TestAUsersLoginsPastItsConnectionBoundFail(t *testing.T) {
+	h := start(t, t.TempDir(), server.WithMaxConnectionsPerUser(2))
+	alice, bob := h.token("alice"), h.token("bob")
+	h.requireServing(t, alice)
+	h.requireServing(t, alice)
+	ws := h.loginPipelined(t, alice)
+	f, release := ws.Gadgets(testCtx(t), nil)
+	defer release()
+	if _, err := f.Struct(); err == nil || !strings.Contains(err.Error(), "has 2 connections logged in, the most one user may have") {
+		t.Fatalf("alice's third login: %v", err)
+	}
+	h.requireServing(t, bob)
 }

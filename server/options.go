@@ -21,8 +21,11 @@ const (
 	DefaultMaxUISize      = 2 << 20
 	DefaultMaxSchemaSize  = 2 << 20
 	DefaultMaxConnections = rpcguard.DefaultMaxConns
-	DefaultMaxMessageSize = 9 << 20 // a guest frame (8 MiB) and its envelope; blueprints are streamed
-	DefaultMaxInFlight    = 512
+	// One user may hold an eighth of the default connections: a browser
+	// shell holds one, and one per gadget it has open.
+	DefaultMaxConnectionsPerUser = 128
+	DefaultMaxMessageSize        = 9 << 20 // a guest frame (8 MiB) and its envelope; blueprints are streamed
+	DefaultMaxInFlight           = 512
 	// A user's connections together may have two connections' worth of
 	// calls in flight; all connections together four users' worth of
 	// bytes (the process holds about four times that: ~2 GiB at worst).
@@ -88,6 +91,7 @@ func defaultConfig() config {
 	lim.MaxUserInFlight, lim.MaxUserInFlightBytes = DefaultMaxInFlightPerUser, DefaultMaxInFlightBytesPerUser
 	lim.MaxServerInFlight, lim.MaxServerInFlightBytes = DefaultMaxInFlightTotal, DefaultMaxInFlightBytesTotal
 	lim.MaxCapTable = DefaultMaxCapTable
+	lim.MaxUserConns = DefaultMaxConnectionsPerUser
 	lim.IdleTimeout = DefaultIdleTimeout
 	lim.MessageTimeout = DefaultMessageTimeout
 	return config{
@@ -181,6 +185,14 @@ func WithMaxInFlightPerUser(calls int, bytes uint64) Option {
 		c.conn.MaxUserInFlight = positiveOr(calls, c.conn.MaxUserInFlight)
 		c.conn.MaxUserInFlightBytes = positiveOr(bytes, c.conn.MaxUserInFlightBytes)
 	}
+}
+
+// WithMaxConnectionsPerUser bounds the connections one user may have
+// logged in at once, so that no one user can take every connection the
+// server has room for (WithMaxConnections). Past it, a login fails with an
+// error that says so, and the connection is as if it had not logged in.
+func WithMaxConnectionsPerUser(n int) Option {
+	return func(c *config) { c.conn.MaxUserConns = positiveOr(n, c.conn.MaxUserConns) }
 }
 
 // WithMaxInFlightTotal bounds the calls, and their bytes, that all

@@ -178,7 +178,15 @@ func closeModules(es []*moduleEntry) {
 
 // errUnknownGadget is the answer for an id that does not exist and for one
 // that belongs to someone else: the two must be indistinguishable.
-func errUnknownGadget(id string) error { return fmt.Errorf("unknown gadget id %q", id) }
+// errUnknownGadget names the id it was asked for, cut short: a client
+// should not get back megabytes of an id it made up.
+func errUnknownGadget(id string) error {
+	const show = 64
+	if len(id) > show {
+		id = id[:show] + "…"
+	}
+	return fmt.Errorf("unknown gadget id %q", id)
+}
 
 // gadgetFor returns the record of gadget id if user may reach it.
 func (s *Server) gadgetFor(ctx context.Context, user store.User, id string) (store.GadgetRecord, error) {

@@ -97,6 +97,11 @@ func (g *gateway) Login(ctx context.Context, call schema.Gateway_login) error {
 	if err != nil {
 		return err
 	}
+	// All of a user's connections share one in-flight budget, and a user
+	// may have only so many.
+	if err := g.peer.Authenticated(u.ID); err != nil {
+		return err
+	}
 	info, err := res.NewUser()
 	if err != nil {
 		return err
@@ -108,6 +113,5 @@ func (g *gateway) Login(ctx context.Context, call schema.Gateway_login) error {
 		return err
 	}
 	ws := &workspace{s: g.s, user: u, cred: newCredential(g.s, hash, tok)}
-	g.peer.Authenticated(u.ID) // all of a user's connections share one in-flight budget
 	return res.SetWorkspace(schema.Workspace(capserver.New(ws.cred.guard(schema.Workspace_Methods(nil, ws)), ws, nil)))
 }

@@ -59,6 +59,7 @@ type serveConfig struct {
 		LogBurst         count    `toml:"log_burst"`
 	} `toml:"logins"`
 	Users struct {
+		MaxConnections       count `toml:"max_connections"`
 		MaxGadgets           count `toml:"max_gadgets"`
 		MaxBlueprintVersions count `toml:"max_blueprint_versions"`
 		MaxCallsInFlight     count `toml:"max_calls_in_flight"`
@@ -122,7 +123,7 @@ func defaultServeConfig() serveConfig {
 	n.MaxCapsPerMessage, n.MaxCapsHeld = server.DefaultMaxCapTable, count(rpcguard.DefaultLimits().MaxExports)
 	n.TotalCallsInFlight, n.TotalCallBytes = server.DefaultMaxInFlightTotal, server.DefaultMaxInFlightBytesTotal
 	n.IdleTimeout, n.MessageTimeout = duration(server.DefaultIdleTimeout), duration(server.DefaultMessageTimeout)
-	s.MaxGadgets, s.MaxBlueprintVersions = server.DefaultMaxGadgetsPerUser, server.DefaultMaxBlueprintVersionsPerUser
+	s.MaxConnections, s.MaxGadgets, s.MaxBlueprintVersions = server.DefaultMaxConnectionsPerUser, server.DefaultMaxGadgetsPerUser, server.DefaultMaxBlueprintVersionsPerUser
 	s.MaxCallsInFlight, s.MaxCallBytes = server.DefaultMaxInFlightPerUser, server.DefaultMaxInFlightBytesPerUser
 	d.MaxConcurrent, d.MaxPerUser, d.Timeout = server.DefaultMaxCompiles, server.DefaultMaxCompilesPerUser, duration(server.DefaultInstallTimeout)
 	d.CompileCPU, d.CompileMemory = duration(wasmhost.DefaultCompileCPUTime), wasmhost.DefaultCompileMemory
@@ -203,6 +204,7 @@ func (c *serveConfig) serverOptions() []server.Option {
 			LogBurst:         int(l.LogBurst),
 		}),
 		server.WithUserQuotas(int(u.MaxGadgets), int(u.MaxBlueprintVersions)),
+		server.WithMaxConnectionsPerUser(int(u.MaxConnections)),
 		server.WithMaxInFlightPerUser(int(u.MaxCallsInFlight), uint64(u.MaxCallBytes)),
 		server.WithInstallLimits(int(i.MaxConcurrent), int(i.MaxPerUser)),
 		server.WithInstallTimeout(time.Duration(i.Timeout)),

@@ -10,14 +10,16 @@ package rpcguard
 // alone let one user with many connections, or many users, make the server
 // hold gigabytes; these make the totals bounded whatever the connections.
 //
-// User budgets live in Server.users while a connection of the user is open:
-// a connection joins its user's budget on login and leaves it once its
-// transport is closed (which has given back all it took), and the last one
-// out deletes it.
+// User budgets live in Server.users while a connection of the user is open,
+// and after, until the user's log rate limit has rested: a connection joins
+// its user's budget on login and leaves it once its transport is closed
+// (which has given back all it took); leaving deletes the budgets of users
+// gone and rested.
 
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 // inFlight is a budget of calls and their bytes shared by connections. A
@@ -30,8 +32,9 @@ type inFlight struct {
 	mu     sync.Mutex
 	calls  int
 	bytes  uint64
-	unsent uint64 // bytes of messages for these connections not yet written (sendqueue.go)
-	conns  int    // connections charging it; for user budgets, guarded by Server.usersMu
+	unsent uint64   // bytes of messages for these connections not yet written (sendqueue.go)
+	conns  int      // connections charging it; for user budgets, guarded by Server.usersMu
+	log    *rateLog // lines about a user's connections; nil for the server's budget
 }
 
 func newInFlight(who string, maxCalls int, maxBytes uint64) *inFlight {
@@ -89,17 +92,22 @@ func takeShared(size uint64, user, server *inFlight) (refused string) {
 	return refused
 }
 
-// joinUser returns the budget of user, counting one more connection on it.
-func (s *Server) joinUser(user string) *inFlight {
+// joinUser returns the budget of user, counting one more connection on it,
+// or fails if user has MaxUserConns connections already.
+func (s *Server) joinUser(user string) (*inFlight, error) {
 	s.usersMu.Lock()
 	defer s.usersMu.Unlock()
 	b := s.users[user]
 	if b == nil {
 		b = newInFlight(fmt.Sprintf("user %q", user), s.lim.MaxUserInFlight, s.lim.MaxUserInFlightBytes)
+		b.log = newUserLog(s.logger, user)
 		s.users[user] = b
 	}
+	if b.conns >= s.lim.MaxUserConns {
+		return nil, fmt.Errorf("%w: user %q has %d connections logged in, the most one user may have; close one first", ErrLimit, user, b.conns)
+	}
 	b.conns++
-	return b
+	return b, nil
 }
 
 // leaveUser counts one connection fewer on user's budget b, forgetting it
@@ -108,7 +116,20 @@ func (s *Server) joinUser(user string) *inFlight {
 func (s *Server) leaveUser(user string, b *inFlight) {
 	s.usersMu.Lock()
 	defer s.usersMu.Unlock()
-	if b.conns--; b.conns == 0 && s.users[user] == b {
-		delete(s.users, user)
+	b.conns--
+	s.forgetRestedUsersLocked(time.Now())
+}
+
+// forgetRestedUsersLocked deletes the budgets of users with no connection
+// left whose log has rested (rateLog.rested): a user who connects again
+// starts afresh and loses nothing. A user whose log is still drained is
+// kept, so that closing connections and opening new ones does not refill
+// it. Callers hold usersMu.
+func (s *Server) forgetRestedUsersLocked(now time.Time) {
+	for user, b := range s.users {
+		if b.conns == 0 && b.log.rested(now) {
+			delete(s.users, user)
+			b.log.close()
+		}
 	}
 }

@@ -10,7 +10,8 @@ package rpcguard
 // the connection (Transport.abort, with ErrProtocol) and is the last one
 // written about it: the lines rpc.Conn reports while it shuts down, and any
 // later, are dropped. Lines about peers that have not logged in also go
-// through the Server's strangerLog, which bounds them all together. mu
+// through the Server's strangerLog, which bounds them all together, and
+// lines about a user's connections through that user's rateLog. mu
 // guards the bucket and the cut-off flag; connLog never holds it while it
 // logs or aborts.
 
@@ -40,7 +41,7 @@ const (
 // concurrent use (rpc.Conn logs from its receive and send goroutines).
 type connLog struct {
 	t        *Transport
-	stranger *strangerLog
+	stranger *rateLog
 	remote   string
 	logger   *slog.Logger
 
@@ -49,7 +50,7 @@ type connLog struct {
 	cutOff bool // the connection was closed for its errors; it logs no more
 }
 
-func newConnLog(t *Transport, remote string, logger *slog.Logger, stranger *strangerLog) *connLog {
+func newConnLog(t *Transport, remote string, logger *slog.Logger, stranger *rateLog) *connLog {
 	return &connLog{t: t, stranger: stranger, remote: remote, logger: logger, errors: tokenbucket.New(connErrorRate, connErrorBurst)}
 }
 
@@ -95,6 +96,10 @@ func (l *connLog) write(level slog.Level, msg string, args []any) {
 	args = append([]any{"remote", l.remote}, args...)
 	if !l.t.authenticated.Load() {
 		l.stranger.log(level, msg, args...)
+		return
+	}
+	if user := l.t.userLog.Load(); user != nil {
+		user.log(level, msg, args...)
 		return
 	}
 	l.logger.Log(context.Background(), level, msg, args...)

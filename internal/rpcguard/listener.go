@@ -37,7 +37,7 @@ type Server struct {
 	lim         Limits
 	maxConns    int
 	logger      *slog.Logger
-	strangerLog *strangerLog // lines about peers that have not authenticated
+	strangerLog *rateLog // lines about peers that have not authenticated
 
 	mu        sync.Mutex
 	closed    bool
@@ -67,12 +67,15 @@ type Peer struct {
 // Authenticated lifts the connection from Limits.Unauthenticated to the full
 // Limits: the peer has proved it is user. From then on its calls also count
 // against the budget all of user's connections share (MaxUserInFlight), so
-// user must name the account, the same on every connection.
+// user must name the account, the same on every connection. It fails when
+// user has MaxUserConns connections logged in already; the connection then
+// stays a stranger, and the login should fail with the error.
 // A nil Peer (an in-process caller) has nothing to lift.
-func (p *Peer) Authenticated(user string) {
-	if p != nil {
-		p.t.Authenticated(user)
+func (p *Peer) Authenticated(user string) error {
+	if p == nil {
+		return nil
 	}
+	return p.t.Authenticated(user)
 }
 
 // RemoteAddr is the peer's network address.
@@ -205,10 +208,14 @@ func (s *Server) start(nc net.Conn, bootstrap Bootstrap) error {
 		userBudget *inFlight // set once, by onAuth; read after the transport closed
 	)
 	t := NewTransport(nc, s.lim)
-	t.onAuth = func(user string) *inFlight {
+	t.onAuth = func(user string) (*inFlight, error) {
+		b, err := s.joinUser(user)
+		if err != nil {
+			return nil, err
+		}
 		welcome()
-		userName, userBudget = user, s.joinUser(user)
-		return userBudget
+		userName, userBudget = user, b
+		return b, nil
 	}
 	t.server = s.inFlight
 	t.codec.recv = s.recv
@@ -223,8 +230,8 @@ func (s *Server) start(nc net.Conn, bootstrap Bootstrap) error {
 
 	go func() {
 		defer s.wg.Done()
-		<-conn.Done()            // after the transport closed
-		t.authOnce.Do(func() {}) // a login still running may not join after this
+		<-conn.Done() // after the transport closed
+		t.endAuth()   // a login still running may not join after this
 		welcome()
 		if userBudget != nil {
 			s.leaveUser(userName, userBudget)

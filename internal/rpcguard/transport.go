@@ -122,6 +122,12 @@ type Limits struct {
 	MaxServerInFlight      int
 	MaxServerInFlightBytes uint64
 
+	// MaxUserConns bounds the connections one user may have logged in at
+	// once, so that no user can take every connection a Server has room
+	// for: past it, Peer.Authenticated fails and the connection stays a
+	// stranger (and is the first to go when the server is full).
+	MaxUserConns int
+
 	// Unauthenticated is the budget of a peer until it proves who it is
 	// (Peer.Authenticated); the fields above apply from then on. Every
 	// bound scales with what the peer has proved: a stranger may send only
@@ -180,6 +186,9 @@ func DefaultLimits() Limits {
 		MaxUserInFlightBytes:   128 << 20,
 		MaxServerInFlight:      4096,
 		MaxServerInFlightBytes: 512 << 20,
+		// A browser shell holds one connection, and one per gadget it has
+		// open; eight users at their bound fill a default server.
+		MaxUserConns: 128,
 		Unauthenticated: Budget{
 			MaxMessageSize:   64 << 10,
 			MaxInFlight:      8,
@@ -208,6 +217,7 @@ func (l Limits) withDefaults() Limits {
 	l.WriteTimeout = cmp.Or(l.WriteTimeout, d.WriteTimeout)
 	l.MaxReceiving = cmp.Or(l.MaxReceiving, max(d.MaxReceiving, 2*l.MaxMessageSize))
 	l.MaxUserInFlight = cmp.Or(l.MaxUserInFlight, d.MaxUserInFlight)
+	l.MaxUserConns = cmp.Or(l.MaxUserConns, d.MaxUserConns)
 	l.MaxUserInFlightBytes = cmp.Or(l.MaxUserInFlightBytes, max(d.MaxUserInFlightBytes, l.MaxMessageSize))
 	l.MaxServerInFlight = cmp.Or(l.MaxServerInFlight, d.MaxServerInFlight)
 	l.MaxServerInFlightBytes = cmp.Or(l.MaxServerInFlightBytes, max(d.MaxServerInFlightBytes, l.MaxMessageSize))
@@ -274,10 +284,12 @@ func maxHeld(b Budget) int { return 2 * b.MaxInFlight }
 type Transport struct {
 	inner         transport.Transport
 	codec         *codec
-	loginBy       time.Time                   // when an unauthenticated peer is out of time
-	onAuth        func(user string) *inFlight // run once by the first Authenticated, if set; returns the user's budget
-	server        *inFlight                   // all of a Server's connections' calls; nil: a Transport alone
-	authOnce      sync.Once
+	loginBy       time.Time                            // when an unauthenticated peer is out of time
+	onAuth        func(user string) (*inFlight, error) // run by the first Authenticated that succeeds, if set; returns the user's budget
+	server        *inFlight                            // all of a Server's connections' calls; nil: a Transport alone
+	authMu        sync.Mutex                           // serializes Authenticated and endAuth
+	authDone      bool                                 // authenticated, or closed: Authenticated does nothing more; guarded by authMu
+	userLog       atomic.Pointer[rateLog]              // the lines about this connection, once logged in (ratelog.go)
 	lim           Limits
 	start         sync.Once
 	writer        sync.Once
@@ -357,18 +369,35 @@ func NewTransport(conn net.Conn, lim Limits) *Transport {
 // proved who it is (a successful login); user names who, and the peer's
 // calls from then on share the budget of every connection of that user
 // (on a Server). A second login on the same connection keeps the first
-// user's budget.
-func (t *Transport) Authenticated(user string) {
-	t.authenticated.Store(true)
-	t.authOnce.Do(func() {
-		if t.onAuth == nil {
-			return
+// user's budget. It fails, and the peer stays a stranger, when user already
+// has MaxUserConns connections logged in.
+func (t *Transport) Authenticated(user string) error {
+	t.authMu.Lock()
+	defer t.authMu.Unlock()
+	if t.authDone {
+		return nil
+	}
+	if t.onAuth != nil {
+		b, err := t.onAuth(user)
+		if err != nil {
+			return err
 		}
-		b := t.onAuth(user)
 		t.mu.Lock()
 		t.user = b
 		t.mu.Unlock()
-	})
+		t.userLog.Store(b.log)
+	}
+	t.authDone = true
+	t.authenticated.Store(true)
+	return nil
+}
+
+// endAuth makes later Authenticated calls do nothing: the connection has
+// closed, and a login still running must not join its user after that.
+func (t *Transport) endAuth() {
+	t.authMu.Lock()
+	t.authDone = true
+	t.authMu.Unlock()
 }
 
 // budget is what the peer may make the server hold now. A stranger's idle

@@ -33,6 +33,12 @@ func (b *Bucket) Take(now time.Time) bool {
 	return true
 }
 
+// Full reports whether the bucket is full at time now: forgetting it then
+// loses nothing, since a new one starts full.
+func (b *Bucket) Full(now time.Time) bool {
+	return b.tokens+now.Sub(b.filled).Seconds()*b.rate >= b.burst
+}
+
 // Rate is the refill rate, in tokens per second.
 func (b *Bucket) Rate() float64 { return b.rate }
 

@@ -107,7 +107,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 		users[i] = fmt.Sprintf("load%d", i)
 	}
 	opts := []loadtest.Option{loadtest.WithExamples(cfg.examples), loadtest.WithUsers(users...),
-		loadtest.WithConfig(fmt.Sprintf("[connections]\nmax = %d\n", cfg.maxConns))}
+		loadtest.WithConfig(fmt.Sprintf("[connections]\nmax = %d\n[users]\nmax_connections = %d\n", cfg.maxConns, cfg.maxConns))}
 	if cfg.serverLog != nil {
 		opts = append(opts, loadtest.WithStderr(cfg.serverLog))
 	}
