@@ -15,6 +15,8 @@ const TOKEN_KEY = "gadgetd.token";
 const CONSOLE_LINES = 500;
 const LOG_LINES = 200;
 const RECONNECT_DELAYS_MS = [250, 1000, 2000, 5000, 10000];
+// A frame connection that stayed up this long resets the pauses.
+const STABLE_CONNECTION_MS = 10000;
 
 // h makes an element: h("p", {class: "x", onclick: f}, "text", child…).
 function h(tag, attrs = {}, ...children) {
@@ -392,13 +394,21 @@ class OpenGadget {
     this.socket = ws;
     const channel = new MessageChannel();
     relay(channel.port1, ws);
+    let openedAt = 0;
     ws.addEventListener("open", () => {
-      this.attempt = 0;
+      openedAt = Date.now();
       this.status("connected", "ok");
     });
     ws.addEventListener("close", (ev) => {
       if (this.socket === ws && !this.closed) {
         this.socket = null;
+        // Only a connection that lasted starts the pauses over: a frame
+        // that gets its socket closed at once (by sending the server
+        // garbage, say) must not make the shell reconnect four times a
+        // second for good.
+        if (openedAt && Date.now() - openedAt >= STABLE_CONNECTION_MS) {
+          this.attempt = 0;
+        }
         this.retry(ev.reason || `the socket closed (${ev.code})`);
       }
     });
