@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +70,12 @@ func BuildInto(ctx context.Context, dir, out string) error {
 		if err := copyFile(filepath.Join(dir, rel), filepath.Join(absOut, rel)); err != nil {
 			return err
 		}
+	}
+	// The UI's JS bindings, which Load inlines, when there are any: a UI
+	// that asks for missing ones fails at Load with the reason.
+	js := blueprint.BindingsFile(m.Schema)
+	if err := copyFile(filepath.Join(dir, js), filepath.Join(absOut, js)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	return nil
 }
