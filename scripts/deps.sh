@@ -4,9 +4,11 @@
 # well under a second; `apt-get update` runs only when a package is missing.
 #
 #   scripts/deps.sh              what make test needs: capnp, libcapnp-dev,
-#                                wabt, g++, make, pkg-config, chromium (the
-#                                browser tests drive it headless over CDP, so
-#                                no chromedriver), capnpc-go, gotestsum
+#                                wabt, g++, make, pkg-config, chromium and
+#                                firefox-esr (the browser tests drive them
+#                                headless over CDP and WebDriver BiDi, so no
+#                                chromedriver or geckodriver), capnpc-go,
+#                                gotestsum
 #   scripts/deps.sh --run        only what make run needs: capnp and
 #                                capnpc-go (blueprint build)
 #   scripts/deps.sh --check      install nothing; report what is missing and
@@ -27,8 +29,9 @@ set -euo pipefail
 CAPNPC_GO_VERSION=v3.1.0-alpha.2
 GOTESTSUM_VERSION=v1.13.0
 
-# Debian's chromium, never a downloaded browser: web/browsertest runs it.
-APT_CORE=(capnproto libcapnp-dev wabt g++ make pkg-config chromium)
+# Debian's chromium and firefox-esr, never a downloaded browser:
+# web/browsertest runs them.
+APT_CORE=(capnproto libcapnp-dev wabt g++ make pkg-config chromium firefox-esr)
 
 check_only=0
 run_only=0
@@ -37,7 +40,7 @@ for arg in "$@"; do
 	--run) run_only=1 ;;
 	--check) check_only=1 ;;
 	-h | --help)
-		sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -123,6 +126,7 @@ else
 		command -v make >/dev/null 2>&1 || missing+=(make)
 		command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 		command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+		command -v firefox-esr >/dev/null 2>&1 || missing+=(firefox-esr)
 	fi
 	if ((${#missing[@]})); then
 		say "this is not a Debian system; install the equivalents of: ${missing[*]}"
