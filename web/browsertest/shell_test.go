@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
@@ -102,7 +103,7 @@ func counterUI(t testing.TB) string {
 </script></body></html>`
 }
 
-// gadgetd is a real server with the test counter, served on loopback.
+// gadgetd is a real server, served on loopback.
 type gadgetd struct {
 	srv   *server.Server
 	url   string // http://127.0.0.1:port/
@@ -112,6 +113,15 @@ type gadgetd struct {
 func startGadgetd(t testing.TB) *gadgetd {
 	t.Helper()
 	RequireChromium(t) // before the work of starting a server
+	bundle := blueprinttest.Bundle(t, blueprinttest.TestCounter)
+	bundle.UIHTML = counterUI(t)
+	return serveBlueprints(t, bundle)
+}
+
+// serveBlueprints is a real server with the blueprints installed, served
+// on loopback.
+func serveBlueprints(t testing.TB, bundles ...*blueprint.Bundle) *gadgetd {
+	t.Helper()
 	ctx := context.Background()
 	srv, err := server.Open(ctx, t.TempDir(),
 		server.WithWasmOptions(wasmhost.WithCompilationCacheDir(compileCache)),
@@ -119,10 +129,10 @@ func startGadgetd(t testing.TB) *gadgetd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bundle := blueprinttest.Bundle(t, blueprinttest.TestCounter)
-	bundle.UIHTML = counterUI(t)
-	if _, err := srv.InstallBuiltin(ctx, bundle); err != nil {
-		t.Fatal(err)
+	for _, b := range bundles {
+		if _, err := srv.InstallBuiltin(ctx, b); err != nil {
+			t.Fatal(err)
+		}
 	}
 	token, err := srv.IssueToken(ctx, "alice")
 	if err != nil {
