@@ -52,16 +52,7 @@ const TestTimeout = 5 * time.Minute
 // (CI=true), where the browser tests must run.
 func RequireChromium(t testing.TB) {
 	t.Helper()
-	if _, err := os.Stat(ChromiumPath); err == nil {
-		return
-	} else if !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("browsertest: %v", err)
-	}
-	msg := ChromiumPath + " is missing: run scripts/deps.sh as root (or apt-get install chromium)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal("browsertest: " + msg + "; CI must run the browser tests")
-	}
-	t.Skip("browsertest: " + msg)
+	requireBrowser(t, ChromiumPath, "chromium")
 }
 
 // NewTab starts a headless Chromium with a fresh profile directory for t and
@@ -110,4 +101,20 @@ func NewTab(t testing.TB) context.Context {
 		t.Fatalf("browsertest: %v", err)
 	}
 	return tab
+}
+
+// requireBrowser skips t when the browser at path is missing, or fails it
+// in CI (CI=true); pkg is the Debian package that installs it.
+func requireBrowser(t testing.TB, path, pkg string) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("browsertest: %v", err)
+	}
+	msg := path + " is missing: run scripts/deps.sh as root (or apt-get install " + pkg + ")"
+	if os.Getenv("CI") == "true" {
+		t.Fatal("browsertest: " + msg + "; CI must run the browser tests")
+	}
+	t.Skip("browsertest: " + msg)
 }
