@@ -52,7 +52,7 @@ func TestTheFrameBuilderPutsPolicyAndPreludeFirstWhateverTheMarkup(t *testing.T)
 	for name, body := range builderCases {
 		docs[name] = probeDocument(name, body, self, self)
 	}
-	tab := NewTab(t)
+	tab := inChromium.newTab(t)
 	openFrames(t, tab, newPages(t).shell, true, docs, "")
 	for name, note := range probesReported(t, tab, builderCases) {
 		if note != "undefined,false,false" {

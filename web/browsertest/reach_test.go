@@ -57,16 +57,16 @@ var readerGadget = script(`
   }, 300);
   setTimeout(() => done(JSON.stringify(found)), 1500);`)
 
-// readSecrets opens the other gadget, then the reader, in the page at url,
-// and returns what the reader found.
-func readSecrets(t *testing.T, url string, protected bool) map[string]string {
+// readSecrets opens the other gadget, then the reader, in the page at url
+// in a fresh b, and returns what the reader found.
+func readSecrets(t *testing.T, b browser, url string, protected bool) map[string]string {
 	t.Helper()
 	self := &witness{httpAddr: "127.0.0.1:9"} // the probes here request nothing
 	docs := map[string]string{
 		"1-other":  probeDocument("1-other", otherGadget, self, self),
 		"2-reader": probeDocument("2-reader", readerGadget, self, self),
 	}
-	tab := NewTab(t)
+	tab := b.newTab(t)
 	openFrames(t, tab, url, protected, docs, pageSecrets)
 	notes := probesReported(t, tab, map[string]string{"1-other": "", "2-reader": ""})
 	found := map[string]string{}
@@ -82,16 +82,22 @@ func readSecrets(t *testing.T, url string, protected bool) map[string]string {
 // gadget's frame, and cannot take over its console. The control run, in
 // plain same-origin iframes, reads them all, so each check can fail.
 func TestAGadgetFrameCannotReadThePageOrAnotherGadget(t *testing.T) {
+	framesCannotReadThePageOrAnotherGadget(t, inChromium)
+}
+
+// framesCannotReadThePageOrAnotherGadget runs the reader in b, unprotected
+// and then in the shell's frames.
+func framesCannotReadThePageOrAnotherGadget(t *testing.T, b browser) {
 	p := newPages(t)
 
-	control := readSecrets(t, p.control, false)
+	control := readSecrets(t, b, p.control, false)
 	for _, what := range []string{"the page's DOM", "the page's cookies", "the page's localStorage", "cookies", "localStorage", "sessionStorage", "the other gadget's window", "the other gadget's DOM"} {
 		if !strings.Contains(control[what], "S-") {
 			t.Errorf("control: the unprotected reader did not read %s (%q): the protected check proves nothing", what, control[what])
 		}
 	}
 
-	protected := readSecrets(t, p.shell, true)
+	protected := readSecrets(t, b, p.shell, true)
 	if len(protected) < 8 {
 		t.Errorf("the protected reader tried only %d reads: %v", len(protected), protected)
 	}
