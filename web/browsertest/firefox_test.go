@@ -1,0 +1,79 @@
+package browsertest
+
+// The shell and the gadget frame in Firefox (firefox-esr, over WebDriver
+// BiDi): the same harness, probes and checks as the Chromium tests, in the
+// other browser the shell must work in.
+
+import (
+	"maps"
+	"testing"
+)
+
+// TestFirefoxAUserLogsInCreatesACounterAndUsesItInItsFrame: in Firefox,
+// from the login link, a user creates a counter, clicks +1 in its frame,
+// and the frame shows the value the gadget returned (the console panel
+// shows the frame's console.log of it).
+func TestFirefoxAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
+	RequireFirefox(t) // before the work of starting a server
+	g := startGadgetd(t)
+	tab := inFirefox.newTab(t)
+
+	if err := tab.Navigate(g.url + "#token=" + g.token); err != nil {
+		t.Fatal(err)
+	}
+	waitIn(t, tab, "the blueprint list", `document.querySelector("#create-blueprint option[value=counter]")`)
+	var url string
+	if err := tab.Evaluate(`location.href`, &url); err != nil || url != g.url {
+		t.Errorf("after login the address is %q (%v), want %q: the token must leave the address bar", url, err, g.url)
+	}
+	if err := tab.Evaluate(`(() => {
+  document.querySelector("#create-name").value = "my counter";
+  document.querySelector("#create button[type=submit]").click();
+})()`, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitIn(t, tab, "the new gadget in the list", `[...document.querySelectorAll("#gadget-list .name")].some((n) => n.textContent === "my counter")`)
+	waitIn(t, tab, "the frame's connection", `document.querySelector(".open-gadget .status")?.textContent === "connected"`)
+	waitIn(t, tab, "the UI's first value", consoleText+`.includes("counter value 0")`)
+
+	clickIn(t, tab, incrementX)
+	waitIn(t, tab, "the value after +1", consoleText+`.includes("counter value 1")`)
+	clickIn(t, tab, incrementX)
+	waitIn(t, tab, "the value after +1 +1", consoleText+`.includes("counter value 2")`)
+}
+
+// firefoxProbes are the network probes the Firefox tests run. Left out
+// are those whose control run reaches no witness in Firefox, so that they
+// could prove nothing there (WebRTC: no STUN packet to a loopback listener;
+// prefetch: nothing from another origin), and the popup, which in Firefox's
+// sandboxed frame never reported that it ran.
+var firefoxProbes = []probeGroup{{probes: without(networkProbes, "webrtc", "nested-webrtc", "replay-webrtc", "prefetch", "popup")}}
+
+// without returns a copy of probes without the named ones.
+func without(probes map[string]string, names ...string) map[string]string {
+	m := maps.Clone(probes)
+	for _, name := range names {
+		delete(m, name)
+	}
+	return m
+}
+
+// TestFirefoxWithoutTheProtectionsEveryProbeReachesTheNetwork is the
+// control of the next test: in plain iframes the probes reach the witness.
+func TestFirefoxWithoutTheProtectionsEveryProbeReachesTheNetwork(t *testing.T) {
+	everyProbeReachesTheNetwork(t, inFirefox, firefoxProbes)
+}
+
+// TestFirefoxAGadgetFrameReachesNoNetwork: in Firefox, a gadget frame in
+// the shell reaches neither another origin nor the shell's by fetch, XHR
+// or WebSocket: zero requests, and zero connections at another origin.
+func TestFirefoxAGadgetFrameReachesNoNetwork(t *testing.T) {
+	framesReachNoNetwork(t, inFirefox, firefoxProbes)
+}
+
+// TestFirefoxAGadgetFrameCannotReadThePageOrAnotherGadget: in Firefox, a
+// gadget's frame reads none of the shell page's DOM, cookies or storage,
+// nor another gadget's frame; the control run reads them all.
+func TestFirefoxAGadgetFrameCannotReadThePageOrAnotherGadget(t *testing.T) {
+	framesCannotReadThePageOrAnotherGadget(t, inFirefox)
+}
