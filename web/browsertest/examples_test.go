@@ -11,6 +11,7 @@ package browsertest
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -190,6 +191,16 @@ func TestTheCounterExampleCountsInItsFrame(t *testing.T) {
 	waitForText(t, frame, "the value after +1", "#value", "1")
 	click(t, frame, "#increment")
 	waitForText(t, frame, "the value after +1 +1", "#value", "2")
+	// GADGETD_SHELL_SCREENSHOT=$PWD/docs/shell.png makes the README's picture.
+	if path := os.Getenv("GADGETD_SHELL_SCREENSHOT"); path != "" {
+		png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// A fresh page (the frame's state gone) reads the value from the gadget.
 	if err := chromedp.Do(tab, chromedp.Reload()); err != nil {

@@ -228,16 +228,6 @@ func TestAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
 	waitFor(t, tab, "the value after +1 in the console panel", consoleText+`.includes("counter value 1")`)
 	clickIncrement(t, tab)
 	waitFor(t, tab, "the value after +1 +1 in the console panel", consoleText+`.includes("counter value 2")`)
-	// GADGETD_SHELL_SCREENSHOT=$PWD/docs/shell.png makes the README's picture.
-	if path := os.Getenv("GADGETD_SHELL_SCREENSHOT"); path != "" {
-		png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestADroppedFrameSocketReconnectsWithoutReloadingTheGadget: when the
