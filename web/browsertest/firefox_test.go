@@ -42,12 +42,17 @@ func TestFirefoxAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
 	waitIn(t, tab, "the value after +1 +1", consoleText+`.includes("counter value 2")`)
 }
 
-// firefoxProbes are the network probes the Firefox tests run. Left out
-// are those whose control run reaches no witness in Firefox, so that they
-// could prove nothing there (WebRTC: no STUN packet to a loopback listener;
-// prefetch: nothing from another origin), and the popup, which in Firefox's
-// sandboxed frame never reported that it ran.
-var firefoxProbes = []probeGroup{{probes: without(networkProbes, "webrtc", "nested-webrtc", "replay-webrtc", "prefetch", "popup")}}
+// firefoxProbes are the probes the Firefox tests run. Left out are those
+// whose control run reaches no witness in Firefox, so that they could prove
+// nothing there (WebRTC: no STUN packet to a loopback listener; prefetch:
+// nothing from another origin; ping: Firefox sends no pings by default),
+// and the popup, which in Firefox's sandboxed frame never reported that it
+// ran.
+var firefoxProbes = []probeGroup{
+	{probes: without(networkProbes, "webrtc", "nested-webrtc", "replay-webrtc", "prefetch", "popup")},
+	{probes: without(navigationProbes, "ping"), connectionsAreAGap: true},
+	{probes: topProbe},
+}
 
 // without returns a copy of probes without the named ones.
 func without(probes map[string]string, names ...string) map[string]string {
@@ -65,8 +70,10 @@ func TestFirefoxWithoutTheProtectionsEveryProbeReachesTheNetwork(t *testing.T) {
 }
 
 // TestFirefoxAGadgetFrameReachesNoNetwork: in Firefox, a gadget frame in
-// the shell reaches neither another origin nor the shell's by fetch, XHR
-// or WebSocket: zero requests, and zero connections at another origin.
+// the shell reaches neither another origin nor the shell's, by fetch, XHR,
+// WebSocket or the other channels of firefoxProbes: zero requests, and
+// zero connections at another origin (but for navigations, as in
+// Chromium).
 func TestFirefoxAGadgetFrameReachesNoNetwork(t *testing.T) {
 	framesReachNoNetwork(t, inFirefox, firefoxProbes)
 }
