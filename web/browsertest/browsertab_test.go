@@ -63,10 +63,6 @@ func waitIn(t testing.TB, tab browserTab, what, js string) {
 	}
 }
 
-// incrementX is where the test counter's +1 button is, from the frame's
-// left edge.
-const incrementX = 40
-
 // clickIn clicks the open gadget's frame x pixels from its left edge, 20
 // from its top, where the test UI has its buttons, with a real mouse
 // event: the frame is another origin, which the page cannot script.

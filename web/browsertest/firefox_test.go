@@ -17,25 +17,7 @@ func TestFirefoxAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
 	RequireFirefox(t) // before the work of starting a server
 	g := startGadgetd(t)
 	tab := inFirefox.newTab(t)
-
-	if err := tab.Navigate(g.url + "#token=" + g.token); err != nil {
-		t.Fatal(err)
-	}
-	waitIn(t, tab, "the blueprint list", `document.querySelector("#create-blueprint option[value=counter]")`)
-	var url string
-	if err := tab.Evaluate(`location.href`, &url); err != nil || url != g.url {
-		t.Errorf("after login the address is %q (%v), want %q: the token must leave the address bar", url, err, g.url)
-	}
-	if err := tab.Evaluate(`(() => {
-  document.querySelector("#create-name").value = "my counter";
-  document.querySelector("#create button[type=submit]").click();
-})()`, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitIn(t, tab, "the new gadget in the list", `[...document.querySelectorAll("#gadget-list .name")].some((n) => n.textContent === "my counter")`)
-	waitIn(t, tab, "the frame's connection", `document.querySelector(".open-gadget .status")?.textContent === "connected"`)
-	waitIn(t, tab, "the UI's first value", consoleText+`.includes("counter value 0")`)
-
+	logInAndCreateCounter(t, g, tab)
 	clickIn(t, tab, incrementX)
 	waitIn(t, tab, "the value after +1", consoleText+`.includes("counter value 1")`)
 	clickIn(t, tab, incrementX)

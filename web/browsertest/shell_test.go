@@ -164,56 +164,51 @@ func eval[T any](t testing.TB, tab context.Context, js string) T {
 // a busy machine, not a speed the test asks for.
 func waitFor(t testing.TB, tab context.Context, what, js string) {
 	t.Helper()
-	ok := waitUntil(time.Minute, func() bool {
-		v, err := chromedp.Run(tab, chromedp.Evaluate[bool]("Boolean("+js+")"))
-		return err == nil && v
-	})
-	if !ok {
-		text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.body.innerText`))
-		t.Fatalf("waited a minute for %s (%s); the page says:\n%s", what, js, text)
-	}
+	waitIn(t, chromium{tab}, what, js)
 }
 
 // consoleText is what the open gadget's console panel shows.
 const consoleText = `(document.querySelector(".console")?.textContent ?? "")`
 
-// clickIncrement clicks the +1 button at the frame's top left, with a real
-// mouse event: the frame is another origin, which the page cannot script.
-func clickIncrement(t testing.TB, tab context.Context) { clickInFrame(t, tab, 40) }
+// The test UI's buttons, in pixels from the frame's left edge.
+const (
+	incrementX = 40  // +1
+	failNextX  = 200 // makes the UI's listener fail once
+)
+
+// clickIncrement clicks the +1 button at the frame's top left.
+func clickIncrement(t testing.TB, tab context.Context) { clickIn(t, chromium{tab}, incrementX) }
 
 // clickFailNext clicks the button that makes the UI's listener fail once.
-func clickFailNext(t testing.TB, tab context.Context) { clickInFrame(t, tab, 200) }
+func clickFailNext(t testing.TB, tab context.Context) { clickIn(t, chromium{tab}, failNextX) }
 
-// clickInFrame clicks the frame x pixels from its left edge, 20 from its
-// top, where the test UI has its buttons.
-func clickInFrame(t testing.TB, tab context.Context, x float64) {
-	t.Helper()
-	pos := eval[[]float64](t, tab, `(() => { const r = document.querySelector(".frame-box iframe").getBoundingClientRect(); return [r.left, r.top]; })()`)
-	if err := chromedp.Do(tab, chromedp.MouseClickXY(pos[0]+x, pos[1]+20)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// loginAndCreateCounter opens the login link serve --dev prints, creates a
-// counter in the shell and waits until its frame is connected.
+// loginAndCreateCounter is logInAndCreateCounter in a Chromium tab.
 func loginAndCreateCounter(t testing.TB, g *gadgetd, tab context.Context) {
 	t.Helper()
-	if err := chromedp.Do(tab, chromedp.Navigate(g.url+"#token="+g.token)); err != nil {
+	logInAndCreateCounter(t, g, chromium{tab})
+}
+
+// logInAndCreateCounter opens the login link serve --dev prints, creates a
+// counter in the shell and waits until its frame is connected.
+func logInAndCreateCounter(t testing.TB, g *gadgetd, tab browserTab) {
+	t.Helper()
+	if err := tab.Navigate(g.url + "#token=" + g.token); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, tab, "the blueprint list", `document.querySelector("#create-blueprint option[value=counter]")`)
-	if url := eval[string](t, tab, `location.href`); url != g.url {
-		t.Errorf("after login the address is %q, want %q: the token must leave the address bar", url, g.url)
+	waitIn(t, tab, "the blueprint list", `document.querySelector("#create-blueprint option[value=counter]")`)
+	var url string
+	if err := tab.Evaluate(`location.href`, &url); err != nil || url != g.url {
+		t.Errorf("after login the address is %q (%v), want %q: the token must leave the address bar", url, err, g.url)
 	}
-	if err := chromedp.Do(tab,
-		chromedp.SendKeys("#create-name", "my counter"),
-		chromedp.Click(`#create button[type=submit]`),
-	); err != nil {
+	if err := tab.Evaluate(`(() => {
+  document.querySelector("#create-name").value = "my counter";
+  document.querySelector("#create button[type=submit]").click();
+})()`, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, tab, "the new gadget in the list", `[...document.querySelectorAll("#gadget-list .name")].some((n) => n.textContent === "my counter")`)
-	waitFor(t, tab, "the frame's connection", `document.querySelector(".open-gadget .status")?.textContent === "connected"`)
-	waitFor(t, tab, "the UI's first value", consoleText+`.includes("counter value 0")`)
+	waitIn(t, tab, "the new gadget in the list", `[...document.querySelectorAll("#gadget-list .name")].some((n) => n.textContent === "my counter")`)
+	waitIn(t, tab, "the frame's connection", `document.querySelector(".open-gadget .status")?.textContent === "connected"`)
+	waitIn(t, tab, "the UI's first value", consoleText+`.includes("counter value 0")`)
 }
 
 // TestAUserLogsInCreatesACounterAndUsesItInItsFrame: from the login link,
