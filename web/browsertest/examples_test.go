@@ -138,11 +138,11 @@ func waitInFrame(t testing.TB, frame context.Context, what, js string) {
 	}
 }
 
-// click clicks the element sel in the frame, once it is enabled, with a
-// real mouse event at its middle.
+// click clicks the element sel in the frame, once it is shown and
+// enabled, with a real mouse event at its middle.
 func click(t testing.TB, frame context.Context, sel string) {
 	t.Helper()
-	waitInFrame(t, frame, sel+" enabled", `document.querySelector(`+jsString(sel)+`)?.disabled === false`)
+	waitInFrame(t, frame, sel+" shown and enabled", `((e) => e?.checkVisibility() && e.disabled === false)(document.querySelector(`+jsString(sel)+`))`)
 	at, err := frameEval[[]float64](frame, `(() => {
   const e = document.querySelector(`+jsString(sel)+`);
   e.scrollIntoView({block: "center"});
