@@ -97,7 +97,8 @@ func TestBytesHeldBehindASlowAnswerAreBounded(t *testing.T) {
 	requireServesOthers(t, addr)
 }
 
-// awaitReturn reads the server's messages until the Return for question qid.
+// awaitReturn reads the server's messages until the Return for question
+// qid, and fails the test with the server's reason if it aborts instead.
 func (p *rawPeer) awaitReturn(qid uint32) {
 	p.t.Helper()
 	p.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -111,11 +112,15 @@ func (p *rawPeer) awaitReturn(qid uint32) {
 		if err != nil {
 			p.t.Fatal(err)
 		}
-		if m.Which() != rpccp.Message_Which_return {
-			continue
-		}
-		if ret, err := m.Return(); err == nil && ret.AnswerId() == qid {
-			return
+		switch m.Which() {
+		case rpccp.Message_Which_abort:
+			ex, _ := m.Abort()
+			reason, _ := ex.Reason()
+			p.t.Fatalf("waiting for the return of question %d, the server aborted: %s", qid, reason)
+		case rpccp.Message_Which_return:
+			if ret, err := m.Return(); err == nil && ret.AnswerId() == qid {
+				return
+			}
 		}
 	}
 }

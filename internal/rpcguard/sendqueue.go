@@ -107,6 +107,16 @@ func (t *Transport) write() {
 		t.mu.Lock()
 		t.writing = false
 		t.uncharge(q)
+		if q.isReturn && err == nil {
+			// Settled in the same critical section that ends the write.
+			// The peer may have the Return already, and send its Finish
+			// and a call reusing the question id at once; the reader
+			// starts no read while a write is in progress (awaitSent), so
+			// it reads that call only after this, and finds the id free.
+			// Settled after the unlock, the call could come first and
+			// close the connection as "question N is already in use".
+			t.settleLocked(q.answer, answerReturned)
+		}
 		if err != nil && t.writeErr == nil {
 			t.writeErr = exc.WrapError("send", err)
 		}
@@ -116,11 +126,11 @@ func (t *Transport) write() {
 		}
 		t.cond.Broadcast()
 		t.mu.Unlock()
+		if testHookWritten != nil {
+			testHookWritten()
+		}
 		if q.done != nil {
 			q.done <- err
-		}
-		if q.isReturn && err == nil {
-			t.settle(q.answer, answerReturned)
 		}
 		if failed != nil {
 			t.abort(failed) // rpc.Conn ends the connection
@@ -128,6 +138,10 @@ func (t *Transport) write() {
 		}
 	}
 }
+
+// testHookWritten, if set, runs after each write's critical section: a test
+// stands for a writer goroutine descheduled there.
+var testHookWritten func()
 
 // uncharge gives back what q's bytes took. The caller holds mu.
 func (t *Transport) uncharge(q *queued) {

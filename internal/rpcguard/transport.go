@@ -481,6 +481,11 @@ func (o *outgoing) Send() error {
 func (t *Transport) settle(id uint32, half answerState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.settleLocked(id, half)
+}
+
+// settleLocked is settle for a caller that holds mu.
+func (t *Transport) settleLocked(id uint32, half answerState) {
 	a, ok := t.answers[id]
 	if !ok || t.closed { // Close gave back what the answer took
 		return
