@@ -21,17 +21,20 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/blueprint/scaffold"
 	"github.com/gadgetd/gadgetd/internal/blueprint/toolchain"
+	"github.com/gadgetd/gadgetd/server"
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
 // startExamples is a real server with the examples installed as `make run`
 // installs them.
-func startExamples(t testing.TB) *gadgetd {
+func startExamples(t testing.TB, opts ...server.Option) *gadgetd {
 	t.Helper()
 	RequireChromium(t)
-	return serveBlueprints(t, blueprinttest.ExampleBundle(t, "counter"), blueprinttest.ExampleBundle(t, "notes"))
+	return serveBlueprints(t, []*blueprint.Bundle{blueprinttest.ExampleBundle(t, "counter"), blueprinttest.ExampleBundle(t, "notes")}, opts...)
 }
 
 // login opens the login link `make run` prints and waits for the shell.
@@ -246,6 +249,37 @@ func TestTwoTabsOnOneCounterExampleSeeEachOthersChangesLive(t *testing.T) {
 	}
 }
 
+// TestTheCounterExampleWatchesAgainWhenTheGadgetLetsGoOfItsListener: an
+// instance idle for a second is stopped, and lets go of the listeners it
+// held; each frame sees its listener released, watches again on the next
+// instance, and goes on showing the other tab's changes live.
+func TestTheCounterExampleWatchesAgainWhenTheGadgetLetsGoOfItsListener(t *testing.T) {
+	g := startExamples(t, server.WithWasmOptions(wasmhost.WithIdleTimeout(time.Second)))
+	tab := NewTab(t)
+	login(t, g, tab)
+	createGadget(t, tab, "counter", "idle counter")
+	first := gadgetFrame(t, tab)
+	waitForText(t, first, "the first tab's first value", "#value", "0")
+	other, cancel := chromedp.NewContext(tab)
+	defer cancel()
+	login(t, g, other)
+	waitFor(t, other, "the gadget in the second tab's list", `document.querySelector("#gadget-list button.open")`)
+	if err := chromedp.Do(other, chromedp.Click("#gadget-list button.open")); err != nil {
+		t.Fatal(err)
+	}
+	second := gadgetFrame(t, other)
+	waitForText(t, second, "the second tab's first value", "#value", "0")
+
+	// Idle instances stop after a second (and the frames' watches start
+	// new ones); a few seconds without a click see several stop.
+	time.Sleep(4 * time.Second)
+	click(t, first, "#increment")
+	waitForText(t, second, "the first tab's +1, live in the second after the instance stopped", "#value", "1")
+	time.Sleep(4 * time.Second)
+	click(t, second, "#increment")
+	waitForText(t, first, "the second tab's +1, live in the first after the instance stopped", "#value", "2")
+}
+
 // gadgetLogs is what the open gadget's logs panel shows once it has read
 // the gadget's log afresh.
 func gadgetLogs(t testing.TB, tab context.Context) string {
@@ -335,7 +369,7 @@ func TestTheScaffoldsUIGreetsInTheShell(t *testing.T) {
 	if err := toolchain.Prepare(ctx, dir); err != nil {
 		t.Fatal(err)
 	}
-	g := serveBlueprints(t, blueprinttest.Bundle(t, dir))
+	g := serveBlueprints(t, []*blueprint.Bundle{blueprinttest.Bundle(t, dir)})
 	tab := NewTab(t)
 	login(t, g, tab)
 	createGadget(t, tab, "hello-ui", "my hello")

@@ -115,17 +115,18 @@ func startGadgetd(t testing.TB) *gadgetd {
 	RequireChromium(t) // before the work of starting a server
 	bundle := blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	bundle.UIHTML = counterUI(t)
-	return serveBlueprints(t, bundle)
+	return serveBlueprints(t, []*blueprint.Bundle{bundle})
 }
 
 // serveBlueprints is a real server with the blueprints installed, served
-// on loopback.
-func serveBlueprints(t testing.TB, bundles ...*blueprint.Bundle) *gadgetd {
+// on loopback; opts come after the tests' own options.
+func serveBlueprints(t testing.TB, bundles []*blueprint.Bundle, opts ...server.Option) *gadgetd {
 	t.Helper()
 	ctx := context.Background()
-	srv, err := server.Open(ctx, t.TempDir(),
+	srv, err := server.Open(ctx, t.TempDir(), append([]server.Option{
 		server.WithWasmOptions(wasmhost.WithCompilationCacheDir(compileCache)),
-		server.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+		server.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+	}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
