@@ -173,5 +173,18 @@
 // (button.onclick = …). The frame's runtime defines gadgetd: the session is
 // gadgetd.session(Interface), or gadgetd.onSession(Interface, callback),
 // which calls back again with a fresh session whenever the shell
-// reconnects (web/js/src/frame.js).
+// reconnects (web/js/src/frame.js). The frame submits no forms: save on a
+// button's click instead.
+//
+// The Interface comes from the blueprint's schema: `gadgetd blueprint build`
+// (with node) writes its JavaScript bindings beside it
+// (counterpb/counter.capnp.js), and gadgetd puts them into the UI wherever
+// it has an empty <script data-gadgetd-bindings></script>, as
+// gadgetd.schemas["counter.capnp"]. Calls are capnp-es's:
+// counter.increment((p) => { p.by = 1n }).promise() answers the results,
+// and 64-bit integers are BigInt. A capability the page implements, a
+// listener say, is new Listener.Server({ async changed(p) { … } }).client():
+// its methods must answer promises (be async), and a method keyed
+// gadgetd.onRelease runs when the gadget lets go of it. The UIs of
+// examples/counter and examples/notes show it all.
 package guest
