@@ -34,8 +34,11 @@ const FirefoxPath = "/usr/bin/firefox-esr"
 // listener in a test hears only what the page under test sends: no
 // updates, telemetry, captive-portal or connectivity checks, safe
 // browsing, Normandy, remote settings, add-on or search updates,
-// speculative connections, or DNS over HTTPS. It allows popups, as the Chromium
-// tests do: they show a sandbox stopping window.open, not the blocker.
+// speculative connections, or DNS over HTTPS. It allows popups, as the
+// Chromium tests do: they show a sandbox stopping window.open, not the
+// blocker. And it lets WebRTC use loopback addresses, off by default, so
+// that a probe's STUN packet can reach a loopback witness at all (the
+// control run shows that it does, where nothing removed WebRTC).
 const firefoxPrefs = `
 user_pref("app.update.disabledForTesting", true);
 user_pref("app.update.auto", false);
@@ -71,6 +74,7 @@ user_pref("browser.startup.homepage", "about:blank");
 user_pref("browser.newtabpage.enabled", false);
 user_pref("browser.aboutwelcome.enabled", false);
 user_pref("dom.disable_open_during_load", false);
+user_pref("media.peerconnection.ice.loopback", true);
 `
 
 // RequireFirefox skips t when firefox-esr is not installed, or fails it in

@@ -26,10 +26,10 @@ func TestFirefoxAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
 
 // firefoxProbes are the probes the Firefox tests run. Left out are those
 // whose control run reaches no witness in Firefox, so that they could prove
-// nothing there (WebRTC: no STUN packet to a loopback listener; prefetch:
-// nothing from another origin; ping: Firefox sends no pings by default).
+// nothing there (prefetch: nothing from another origin; ping: Firefox sends
+// no pings by default).
 var firefoxProbes = []probeGroup{
-	{probes: without(networkProbes, "webrtc", "nested-webrtc", "replay-webrtc", "prefetch")},
+	{probes: without(networkProbes, "prefetch")},
 	{probes: without(navigationProbes, "ping"), connectionsAreAGap: true},
 	{probes: topProbe},
 }
