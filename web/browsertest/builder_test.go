@@ -47,12 +47,17 @@ var builderCases = map[string]string{
 // a gadget's HTML holds, its allowed scripts run with the prelude already
 // run and the frame's policy in force, and nothing else runs.
 func TestTheFrameBuilderPutsPolicyAndPreludeFirstWhateverTheMarkup(t *testing.T) {
+	builtFramesRunOnlyTheirScripts(t, inChromium)
+}
+
+// builtFramesRunOnlyTheirScripts runs builderCases in the shell's frames in b.
+func builtFramesRunOnlyTheirScripts(t *testing.T, b browser) {
 	self := &witness{httpAddr: "127.0.0.1:9"} // the cases request nothing
 	docs := map[string]string{}
 	for name, body := range builderCases {
 		docs[name] = probeDocument(name, body, self, self)
 	}
-	tab := inChromium.newTab(t)
+	tab := b.newTab(t)
 	openFrames(t, tab, newPages(t).shell, true, docs, "")
 	for name, note := range probesReported(t, tab, builderCases) {
 		if note != "undefined,false,false" {

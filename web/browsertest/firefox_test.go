@@ -64,3 +64,11 @@ func TestFirefoxAGadgetFrameReachesNoNetwork(t *testing.T) {
 func TestFirefoxAGadgetFrameCannotReadThePageOrAnotherGadget(t *testing.T) {
 	framesCannotReadThePageOrAnotherGadget(t, inFirefox)
 }
+
+// TestFirefoxTheFrameBuilderPutsPolicyAndPreludeFirstWhateverTheMarkup: in
+// Firefox too, whatever a gadget's HTML holds, its allowed scripts run with
+// the prelude already run and the frame's policy in force, and nothing else
+// runs.
+func TestFirefoxTheFrameBuilderPutsPolicyAndPreludeFirstWhateverTheMarkup(t *testing.T) {
+	builtFramesRunOnlyTheirScripts(t, inFirefox)
+}
