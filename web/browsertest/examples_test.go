@@ -11,6 +11,7 @@ package browsertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -21,10 +22,12 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/gadgetd/gadgetd/examples/notes/notespb"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/blueprint/scaffold"
 	"github.com/gadgetd/gadgetd/internal/blueprint/toolchain"
+	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
@@ -348,6 +351,57 @@ func TestTheNotesExampleEditsAndDeletesANote(t *testing.T) {
 
 	click(t, frame, "#notes li button.delete")
 	waitInFrame(t, frame, "the empty list", frameTexts("#notes li")+` === "No notes yet."`)
+}
+
+// TestTheNotesExamplePagesThroughMoreNotesThanOnePage: with more notes
+// than the UI asks for at once (50), it shows the newest page, and Load
+// more adds the rest, the oldest last.
+func TestTheNotesExamplePagesThroughMoreNotesThanOnePage(t *testing.T) {
+	g := startExamples(t)
+	const n = 60
+	g.createNotes(t, "many notes", n)
+	tab := NewTab(t)
+	login(t, g, tab)
+	waitFor(t, tab, "the gadget in the list", `document.querySelector("#gadget-list button.open")`)
+	if err := chromedp.Do(tab, chromedp.Click("#gadget-list button.open")); err != nil {
+		t.Fatal(err)
+	}
+	frame := gadgetFrame(t, tab)
+	waitInFrame(t, frame, "the first page, newest first", `document.querySelectorAll("#notes li").length === 50 && `+
+		`document.querySelector("#notes li h3").textContent === "note 60"`)
+	click(t, frame, "#more")
+	waitInFrame(t, frame, "every note", `document.querySelectorAll("#notes li").length === 60 && `+
+		`document.querySelector("#notes li:last-child h3").textContent === "note 1" && document.getElementById("more").hidden`)
+}
+
+// createNotes creates a notes gadget of alice's with n notes, "note 1" to
+// "note n", through the server in process.
+func (g *gadgetd) createNotes(t *testing.T, name string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gw := g.srv.Gateway()
+	defer gw.Release()
+	login, release := gw.Login(ctx, func(p schema.Gateway_login_Params) error { return p.SetToken(g.token) })
+	defer release()
+	created, release := login.Workspace().Create(ctx, func(p schema.Workspace_create_Params) error {
+		if err := p.SetBlueprint("notes"); err != nil {
+			return err
+		}
+		return p.SetName(name)
+	})
+	defer release()
+	opened, release := created.Gadget().Open(ctx, nil)
+	defer release()
+	notes := notespb.Notes(opened.Session())
+	for i := 1; i <= n; i++ {
+		f, release := notes.Add(ctx, func(p notespb.Notes_add_Params) error { return p.SetTitle(fmt.Sprintf("note %d", i)) })
+		_, err := f.Struct()
+		release()
+		if err != nil {
+			t.Fatalf("adding note %d: %v", i, err)
+		}
+	}
 }
 
 // TestTheScaffoldsUIGreetsInTheShell: a blueprint fresh from the scaffold
