@@ -293,3 +293,38 @@ func TestExpiredFrameTicketsFreeTheirPlaces(t *testing.T) {
 	frameTicket(t, gadget)
 	frameTicket(t, gadget)
 }
+
+// TestFramesCountAgainstTheirUsersConnectionBound: a frame connection is
+// one of its user's connections, so frame tickets, each redeemed at once,
+// cannot take more than WithMaxConnectionsPerUser slots (an outside
+// attacker held all 1024 this way, locking every other user out).
+func TestFramesCountAgainstTheirUsersConnectionBound(t *testing.T) {
+	h := startWS(t, []server.Option{server.WithMaxConnectionsPerUser(2)})
+	// In process, so that only frames count.
+	gateway := h.srv.Gateway()
+	defer gateway.Release()
+	login, release := gateway.Login(testCtx(t), func(p schema.Gateway_login_Params) error { return p.SetToken(h.token(t, "alice")) })
+	defer release()
+	gadget, _ := createCounter(t, login.Workspace())
+	var frames []counterpb.Counter
+	for range 3 {
+		ticket, _ := frameTicket(t, gadget)
+		boot, status, body := h.dialFrame(t, ticket, nil)
+		if status != http.StatusSwitchingProtocols {
+			t.Fatalf("/ws/frame answered %d %q", status, body)
+		}
+		frames = append(frames, counterpb.Counter(boot))
+	}
+	for i, frame := range frames[:2] {
+		if got := increment(t, frame); got != int64(i+1) {
+			t.Fatalf("increment through frame %d = %d, want %d", i, got, i+1)
+		}
+	}
+	f, releaseGet := frames[2].Get(testCtx(t), nil)
+	defer releaseGet()
+	if _, err := f.Struct(); err == nil || !strings.Contains(err.Error(), "has 2 connections logged in, the most one user may have") {
+		t.Fatalf("a third frame of a user bounded to 2 connections: %v", err)
+	}
+	bob := h.loginOverWS(t, h.token(t, "bob"))
+	createCounter(t, bob) // another user, while alice is at her bound
+}
