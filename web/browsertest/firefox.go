@@ -179,6 +179,15 @@ func NewFirefoxTab(t testing.TB) *FirefoxTab {
 	return tab
 }
 
+// OpenTab opens another tab in tab's browser, as a user would.
+func (tab *FirefoxTab) OpenTab() (*FirefoxTab, error) {
+	var created struct{ Context string }
+	if err := tab.bidi.call(tab.ctx, "browsingContext.create", map[string]any{"type": "tab"}, &created); err != nil {
+		return nil, err
+	}
+	return &FirefoxTab{t: tab.t, ctx: tab.ctx, bidi: tab.bidi, context: created.Context}, nil
+}
+
 // logEvent writes a log.entryAdded event to the test's log: a console
 // call, or an uncaught error, of any frame in the browser.
 func (tab *FirefoxTab) logEvent(method string, params json.RawMessage) {
@@ -241,6 +250,10 @@ func (tab *FirefoxTab) Evaluate(js string, out any) error {
 // top left of the tab's viewport: a real input event, which reaches a
 // frame of another origin that the page cannot script.
 func (tab *FirefoxTab) Click(x, y float64) error {
+	// Input goes to the tab in front, as a user's would.
+	if err := tab.bidi.call(tab.ctx, "browsingContext.activate", map[string]any{"context": tab.context}, nil); err != nil {
+		return err
+	}
 	return tab.bidi.call(tab.ctx, "input.performActions", map[string]any{
 		"context": tab.context,
 		"actions": []any{map[string]any{

@@ -24,6 +24,20 @@ func TestFirefoxAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
 	waitIn(t, tab, "the value after +1 +1", consoleText+`.includes("counter value 2")`)
 }
 
+// TestFirefoxTwoTabsOnOneGadgetSeeEachOthersChangesLive: in Firefox, the
+// listener each tab's frame hands the gadget's watch is called, from inside
+// the wasm sandbox, when the other tab increments.
+func TestFirefoxTwoTabsOnOneGadgetSeeEachOthersChangesLive(t *testing.T) {
+	RequireFirefox(t)
+	g := startGadgetd(t)
+	tab := NewFirefoxTab(t)
+	other, err := tab.OpenTab()
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoTabsSeeEachOthersChanges(t, g, tab, other)
+}
+
 // firefoxProbes are the probes the Firefox tests run. Left out are those
 // whose control run reaches no witness in Firefox, so that they could prove
 // nothing there (prefetch: nothing from another origin; ping: Firefox sends

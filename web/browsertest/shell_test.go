@@ -275,21 +275,28 @@ func TestADroppedFrameSocketReconnectsWithoutReloadingTheGadget(t *testing.T) {
 func TestTwoTabsOnOneGadgetSeeEachOthersChangesLive(t *testing.T) {
 	g := startGadgetd(t)
 	tab := NewTab(t)
-	loginAndCreateCounter(t, g, tab)
 	other, cancel := chromedp.NewContext(tab) // a second tab of the same browser
 	defer cancel()
-	if err := chromedp.Do(other, chromedp.Navigate(g.url+"#token="+g.token)); err != nil {
+	twoTabsSeeEachOthersChanges(t, g, chromium{tab}, chromium{other})
+}
+
+// twoTabsSeeEachOthersChanges creates a counter in tab, opens it in other,
+// and has each tab see the other's +1.
+func twoTabsSeeEachOthersChanges(t *testing.T, g *gadgetd, tab, other browserTab) {
+	t.Helper()
+	logInAndCreateCounter(t, g, tab)
+	if err := other.Navigate(g.url + "#token=" + g.token); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, other, "the gadget in the second tab's list", `document.querySelector("#gadget-list button.open")`)
-	if err := chromedp.Do(other, chromedp.Click("#gadget-list button.open")); err != nil {
+	waitIn(t, other, "the gadget in the second tab's list", `document.querySelector("#gadget-list button.open")`)
+	if err := other.Evaluate(`document.querySelector("#gadget-list button.open").click()`, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, other, "the second tab's first value", consoleText+`.includes("counter value 0")`)
-	clickIncrement(t, tab)
-	waitFor(t, other, "the first tab's +1, live in the second", consoleText+`.includes("counter value 1")`)
-	clickIncrement(t, other)
-	waitFor(t, tab, "the second tab's +1, live in the first", consoleText+`.includes("counter value 2")`)
+	waitIn(t, other, "the second tab's first value", consoleText+`.includes("counter value 0")`)
+	clickIn(t, tab, incrementX)
+	waitIn(t, other, "the first tab's +1, live in the second", consoleText+`.includes("counter value 1")`)
+	clickIn(t, other, incrementX)
+	waitIn(t, tab, "the second tab's +1, live in the first", consoleText+`.includes("counter value 2")`)
 }
 
 // TestAWrongTokenShowsTheLoginFormWithTheServersReason: a link with a bad
