@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -20,6 +22,9 @@ type browserTab interface {
 	// Click clicks the left mouse button at (x, y) in the viewport, a real
 	// input event.
 	Click(x, y float64) error
+	// AddPreloadScript has every document loaded in the tab from now on run
+	// js before its own scripts.
+	AddPreloadScript(js string) error
 }
 
 // chromium is a Chromium tab (from NewTab) as a browserTab.
@@ -36,6 +41,13 @@ func (c chromium) Evaluate(js string, out any) error {
 }
 
 func (c chromium) Click(x, y float64) error { return chromedp.Do(c.tab, chromedp.MouseClickXY(x, y)) }
+
+func (c chromium) AddPreloadScript(js string) error {
+	return chromedp.Do(c.tab, func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: js})
+		return chromedp.Void{}, err
+	})
+}
 
 // A browser is one the tests run in.
 type browser struct {

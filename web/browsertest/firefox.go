@@ -246,6 +246,15 @@ func (tab *FirefoxTab) Evaluate(js string, out any) error {
 	return json.Unmarshal([]byte(text), out)
 }
 
+// AddPreloadScript has every document loaded in the tab from now on run
+// js, in the page's own realm, before its own scripts.
+func (tab *FirefoxTab) AddPreloadScript(js string) error {
+	return tab.bidi.call(tab.ctx, "script.addPreloadScript", map[string]any{
+		"functionDeclaration": "() => {" + js + "\n}",
+		"contexts":            []string{tab.context},
+	}, nil)
+}
+
 // Click clicks the mouse's left button at (x, y), in CSS pixels from the
 // top left of the tab's viewport: a real input event, which reaches a
 // frame of another origin that the page cannot script.

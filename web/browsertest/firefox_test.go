@@ -38,6 +38,16 @@ func TestFirefoxTwoTabsOnOneGadgetSeeEachOthersChangesLive(t *testing.T) {
 	twoTabsSeeEachOthersChanges(t, g, tab, other)
 }
 
+// TestFirefoxADroppedFrameSocketReconnectsWithoutReloadingTheGadget: in
+// Firefox, when the frame's websocket drops, the shell gets a new ticket
+// and socket and hands the frame a new port; the frame, not reloaded, goes
+// on working.
+func TestFirefoxADroppedFrameSocketReconnectsWithoutReloadingTheGadget(t *testing.T) {
+	RequireFirefox(t)
+	g := startGadgetd(t)
+	droppedFrameSocketReconnects(t, g, inFirefox.newTab(t))
+}
+
 // firefoxProbes are the probes the Firefox tests run. Left out are those
 // whose control run reaches no witness in Firefox, so that they could prove
 // nothing there (prefetch: nothing from another origin; ping: Firefox sends

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/gadgetd/gadgetd/internal/blueprint"
@@ -231,41 +229,45 @@ func TestAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
 // hands the frame a new port; the frame, not reloaded, goes on working.
 func TestADroppedFrameSocketReconnectsWithoutReloadingTheGadget(t *testing.T) {
 	g := startGadgetd(t)
-	tab := NewTab(t)
+	droppedFrameSocketReconnects(t, g, chromium{NewTab(t)})
+}
+
+// droppedFrameSocketReconnects creates a counter in tab, closes its frame's
+// websocket, and checks that the frame goes on, on a new socket.
+func droppedFrameSocketReconnects(t *testing.T, g *gadgetd, tab browserTab) {
+	t.Helper()
 	// Keep every websocket the page opens where the test can reach it.
-	// A script run by the DevTools protocol is not subject to the page's
+	// A script the browser is told to run is not subject to the page's
 	// policy.
-	if err := chromedp.Do(tab, func(ctx context.Context, tt *chromedp.Target) (chromedp.Void, error) {
-		_, err := cdp.Call(ctx, tt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+	if err := tab.AddPreloadScript(`
   window.testSockets = [];
   const Native = WebSocket;
   window.WebSocket = class extends Native {
     constructor(...args) { super(...args); testSockets.push(this); }
-  };`})
-		return chromedp.Void{}, err
-	}); err != nil {
+  };`); err != nil {
 		t.Fatal(err)
 	}
-	loginAndCreateCounter(t, g, tab)
-	clickIncrement(t, tab)
-	waitFor(t, tab, "the value after +1", consoleText+`.includes("counter value 1")`)
+	logInAndCreateCounter(t, g, tab)
+	clickIn(t, tab, incrementX)
+	waitIn(t, tab, "the value after +1", consoleText+`.includes("counter value 1")`)
 
-	dropped := eval[int](t, tab, `(() => { const s = testSockets.filter((s) => s.url.includes("/ws/frame") && s.readyState === 1); s.forEach((s) => s.close()); return s.length; })()`)
-	if dropped != 1 {
-		t.Fatalf("found %d open frame sockets, want 1", dropped)
+	var dropped int
+	if err := tab.Evaluate(`(() => { const s = testSockets.filter((s) => s.url.includes("/ws/frame") && s.readyState === 1); s.forEach((s) => s.close()); return s.length; })()`, &dropped); err != nil || dropped != 1 {
+		t.Fatalf("found %d open frame sockets (%v), want 1", dropped, err)
 	}
-	waitFor(t, tab, "a second frame socket", `testSockets.filter((s) => s.url.includes("/ws/frame") && s.readyState === 1).length === 1 && testSockets.filter((s) => s.url.includes("/ws/frame")).length === 2`)
-	waitFor(t, tab, "the connection again", `document.querySelector(".open-gadget .status")?.textContent === "connected"`)
+	waitIn(t, tab, "a second frame socket", `testSockets.filter((s) => s.url.includes("/ws/frame") && s.readyState === 1).length === 1 && testSockets.filter((s) => s.url.includes("/ws/frame")).length === 2`)
+	waitIn(t, tab, "the connection again", `document.querySelector(".open-gadget .status")?.textContent === "connected"`)
 	// onSession reports the new session: the UI reads the value again.
-	waitFor(t, tab, "the value read again on the new session", `(`+consoleText+`.match(/counter value 1/g) || []).length >= 2`)
-	clickIncrement(t, tab)
-	waitFor(t, tab, "the value after +1 on the new socket", consoleText+`.includes("counter value 2")`)
-	if loads := eval[int](t, tab, `(`+consoleText+`.match(/counter UI loaded/g) || []).length`); loads != 1 {
-		t.Errorf("the counter UI loaded %d times, want once: reconnecting must not reload the frame", loads)
+	waitIn(t, tab, "the value read again on the new session", `(`+consoleText+`.match(/counter value 1/g) || []).length >= 2`)
+	clickIn(t, tab, incrementX)
+	waitIn(t, tab, "the value after +1 on the new socket", consoleText+`.includes("counter value 2")`)
+	var loads int
+	if err := tab.Evaluate(`(`+consoleText+`.match(/counter UI loaded/g) || []).length`, &loads); err != nil || loads != 1 {
+		t.Errorf("the counter UI loaded %d times (%v), want once: reconnecting must not reload the frame", loads, err)
 	}
-	tickets := eval[[]string](t, tab, `testSockets.filter((s) => s.url.includes("/ws/frame")).map((s) => new URL(s.url).searchParams.get("ticket"))`)
-	if len(tickets) != 2 || tickets[0] == tickets[1] {
-		t.Errorf("frame tickets %q: want two different ones, a fresh ticket per socket", tickets)
+	var tickets []string
+	if err := tab.Evaluate(`testSockets.filter((s) => s.url.includes("/ws/frame")).map((s) => new URL(s.url).searchParams.get("ticket"))`, &tickets); err != nil || len(tickets) != 2 || tickets[0] == tickets[1] {
+		t.Errorf("frame tickets %q (%v): want two different ones, a fresh ticket per socket", tickets, err)
 	}
 }
 
