@@ -7,9 +7,9 @@ package browsertest
 // Goroutines: NewFirefoxTab starts the browser process and one goroutine
 // that reads its stderr until it ends (to learn the BiDi address, then to
 // drain it); the BiDi connection has its own reader. A FirefoxTab's methods
-// may be called from the test's goroutine only. The test's cleanup closes
-// the BiDi connection, ends the browser (its whole process group) and
-// waits for both goroutines before the profile directory is removed.
+// are called from the test's goroutine. The test's cleanup asks the browser
+// to close, closes the BiDi connection, ends the browser's whole process
+// group and waits for both goroutines, before the profile is removed.
 
 import (
 	"bufio"
@@ -84,12 +84,12 @@ func RequireFirefox(t testing.TB) {
 	requireBrowser(t, FirefoxPath, "firefox-esr")
 }
 
-// A FirefoxTab is the one tab of a headless Firefox a test started.
+// A FirefoxTab is a tab of a headless Firefox a test started.
 type FirefoxTab struct {
-	t       testing.TB
-	ctx     context.Context // ends after TestTimeout
-	bidi    *bidiConn
-	context string // the tab's browsing context id
+	t               testing.TB
+	ctx             context.Context // ends after TestTimeout
+	bidi            *bidiConn
+	browsingContext string // the tab's id
 }
 
 // bidiAddress is how Firefox says where it listens, on stderr.
@@ -139,7 +139,8 @@ func NewFirefoxTab(t testing.TB) *FirefoxTab {
 		cmd.Wait()
 	}
 
-	tab := &FirefoxTab{t: t, ctx: ctx}
+	// The browser, before it has a tab of its own: OpenTab opens the first.
+	browser := &FirefoxTab{t: t, ctx: ctx}
 	var url string
 	select {
 	case url = <-addr:
@@ -150,7 +151,7 @@ func NewFirefoxTab(t testing.TB) *FirefoxTab {
 		stop()
 		t.Fatalf("browsertest: %s did not say where it listens for WebDriver BiDi within a minute", FirefoxPath)
 	}
-	tab.bidi, err = dialBiDi(ctx, url+"/session", tab.logEvent)
+	browser.bidi, err = dialBiDi(ctx, url+"/session", browser.logEvent)
 	if err != nil {
 		stop()
 		t.Fatalf("browsertest: connecting to Firefox's WebDriver BiDi at %s: %v", url, err)
@@ -158,24 +159,23 @@ func NewFirefoxTab(t testing.TB) *FirefoxTab {
 	// Cleanups run last-in first-out: the browser is asked to close, then
 	// the connection closed and the process group ended.
 	t.Cleanup(stop)
-	t.Cleanup(tab.bidi.close)
+	t.Cleanup(browser.bidi.close)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		tab.bidi.call(ctx, "browser.close", struct{}{}, nil)
+		browser.bidi.call(ctx, "browser.close", struct{}{}, nil)
 	})
 
-	if err := tab.bidi.call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
+	if err := browser.bidi.call(ctx, "session.new", map[string]any{"capabilities": map[string]any{}}, nil); err != nil {
 		t.Fatalf("browsertest: %v", err)
 	}
-	if err := tab.bidi.call(ctx, "session.subscribe", map[string]any{"events": []string{"log.entryAdded"}}, nil); err != nil {
+	if err := browser.bidi.call(ctx, "session.subscribe", map[string]any{"events": []string{"log.entryAdded"}}, nil); err != nil {
 		t.Fatalf("browsertest: %v", err)
 	}
-	var created struct{ Context string }
-	if err := tab.bidi.call(ctx, "browsingContext.create", map[string]any{"type": "tab"}, &created); err != nil {
+	tab, err := browser.OpenTab()
+	if err != nil {
 		t.Fatalf("browsertest: %v", err)
 	}
-	tab.context = created.Context
 	return tab
 }
 
@@ -185,7 +185,7 @@ func (tab *FirefoxTab) OpenTab() (*FirefoxTab, error) {
 	if err := tab.bidi.call(tab.ctx, "browsingContext.create", map[string]any{"type": "tab"}, &created); err != nil {
 		return nil, err
 	}
-	return &FirefoxTab{t: tab.t, ctx: tab.ctx, bidi: tab.bidi, context: created.Context}, nil
+	return &FirefoxTab{t: tab.t, ctx: tab.ctx, bidi: tab.bidi, browsingContext: created.Context}, nil
 }
 
 // logEvent writes a log.entryAdded event to the test's log: a console
@@ -208,7 +208,7 @@ func (tab *FirefoxTab) logEvent(method string, params json.RawMessage) {
 
 // Navigate loads url in the tab and waits for its load event.
 func (tab *FirefoxTab) Navigate(url string) error {
-	return tab.bidi.call(tab.ctx, "browsingContext.navigate", map[string]any{"context": tab.context, "url": url, "wait": "complete"}, nil)
+	return tab.bidi.call(tab.ctx, "browsingContext.navigate", map[string]any{"context": tab.browsingContext, "url": url, "wait": "complete"}, nil)
 }
 
 // Evaluate runs the JavaScript expression js in the tab's page, awaits it
@@ -226,7 +226,7 @@ func (tab *FirefoxTab) Evaluate(js string, out any) error {
 		// The value comes back as JSON text, which decodes into any Go value,
 		// rather than as BiDi's typed remote values.
 		"expression":   "(async () => JSON.stringify(await (" + js + "\n)))()",
-		"target":       map[string]any{"context": tab.context},
+		"target":       map[string]any{"context": tab.browsingContext},
 		"awaitPromise": true,
 	}, &res)
 	switch {
@@ -251,7 +251,7 @@ func (tab *FirefoxTab) Evaluate(js string, out any) error {
 func (tab *FirefoxTab) AddPreloadScript(js string) error {
 	return tab.bidi.call(tab.ctx, "script.addPreloadScript", map[string]any{
 		"functionDeclaration": "() => {" + js + "\n}",
-		"contexts":            []string{tab.context},
+		"contexts":            []string{tab.browsingContext},
 	}, nil)
 }
 
@@ -260,11 +260,11 @@ func (tab *FirefoxTab) AddPreloadScript(js string) error {
 // frame of another origin that the page cannot script.
 func (tab *FirefoxTab) Click(x, y float64) error {
 	// Input goes to the tab in front, as a user's would.
-	if err := tab.bidi.call(tab.ctx, "browsingContext.activate", map[string]any{"context": tab.context}, nil); err != nil {
+	if err := tab.bidi.call(tab.ctx, "browsingContext.activate", map[string]any{"context": tab.browsingContext}, nil); err != nil {
 		return err
 	}
 	return tab.bidi.call(tab.ctx, "input.performActions", map[string]any{
-		"context": tab.context,
+		"context": tab.browsingContext,
 		"actions": []any{map[string]any{
 			"type":       "pointer",
 			"id":         "mouse",
