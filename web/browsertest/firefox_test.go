@@ -15,7 +15,7 @@ import (
 // shows the frame's console.log of it).
 func TestFirefoxAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
 	RequireFirefox(t) // before the work of starting a server
-	g := startGadgetd(t)
+	g := serveCounter(t)
 	tab := inFirefox.newTab(t)
 	logInAndCreateCounter(t, g, tab)
 	clickIn(t, tab, incrementX)
@@ -29,7 +29,7 @@ func TestFirefoxAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
 // the wasm sandbox, when the other tab increments.
 func TestFirefoxTwoTabsOnOneGadgetSeeEachOthersChangesLive(t *testing.T) {
 	RequireFirefox(t)
-	g := startGadgetd(t)
+	g := serveCounter(t)
 	tab := NewFirefoxTab(t)
 	other, err := tab.OpenTab()
 	if err != nil {
@@ -44,7 +44,7 @@ func TestFirefoxTwoTabsOnOneGadgetSeeEachOthersChangesLive(t *testing.T) {
 // on working.
 func TestFirefoxADroppedFrameSocketReconnectsWithoutReloadingTheGadget(t *testing.T) {
 	RequireFirefox(t)
-	g := startGadgetd(t)
+	g := serveCounter(t)
 	droppedFrameSocketReconnects(t, g, inFirefox.newTab(t))
 }
 

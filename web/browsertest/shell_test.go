@@ -111,6 +111,13 @@ type gadgetd struct {
 func startGadgetd(t testing.TB) *gadgetd {
 	t.Helper()
 	RequireChromium(t) // before the work of starting a server
+	return serveCounter(t)
+}
+
+// serveCounter is a real server with the test counter and its test UI,
+// served on loopback.
+func serveCounter(t testing.TB) *gadgetd {
+	t.Helper()
 	bundle := blueprinttest.Bundle(t, blueprinttest.TestCounter)
 	bundle.UIHTML = counterUI(t)
 	return serveBlueprints(t, []*blueprint.Bundle{bundle})
