@@ -13,8 +13,8 @@ package rpcguard
 // User budgets live in Server.users while a connection of the user is open,
 // and after, until the user's log rate limit has rested: a connection joins
 // its user's budget on login and leaves it once its transport is closed
-// (which has given back all it took); leaving deletes the budgets of users
-// gone and rested.
+// (which has given back all it took); the last to leave deletes it, unless
+// the user's log is still drained.
 
 import (
 	"fmt"
@@ -110,26 +110,17 @@ func (s *Server) joinUser(user string) (*inFlight, error) {
 	return b, nil
 }
 
-// leaveUser counts one connection fewer on user's budget b, forgetting it
-// after the last. The connection's transport must have closed: it gave back
-// everything it took.
+// leaveUser counts one connection fewer on user's budget b. After the last,
+// it forgets b once b's log has rested (rateLog.rested): a user who connects
+// again starts afresh and loses nothing. A user whose log is still drained
+// keeps b, so that closing connections and opening new ones does not refill
+// it; b goes at that user's next last leave. The connection's transport
+// must have closed: it gave back everything it took.
 func (s *Server) leaveUser(user string, b *inFlight) {
 	s.usersMu.Lock()
 	defer s.usersMu.Unlock()
-	b.conns--
-	s.forgetRestedUsersLocked(time.Now())
-}
-
-// forgetRestedUsersLocked deletes the budgets of users with no connection
-// left whose log has rested (rateLog.rested): a user who connects again
-// starts afresh and loses nothing. A user whose log is still drained is
-// kept, so that closing connections and opening new ones does not refill
-// it. Callers hold usersMu.
-func (s *Server) forgetRestedUsersLocked(now time.Time) {
-	for user, b := range s.users {
-		if b.conns == 0 && b.log.rested(now) {
-			delete(s.users, user)
-			b.log.close()
-		}
+	if b.conns--; b.conns == 0 && s.users[user] == b && b.log.rested(time.Now()) {
+		delete(s.users, user)
+		b.log.close()
 	}
 }
