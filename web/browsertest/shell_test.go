@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -41,26 +40,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// counterUI is the test counter's UI for these tests: the counter's
-// capnp-es bindings (web/js/test/gen/counter.js, made a classic script on
-// the frame runtime's capnp-es), a +1 button at the frame's top left where
-// the test clicks and a button beside it that makes the listener fail once,
-// a watch whose listener (implemented in the frame, called
-// from the gadget) shows every change, and a console line for every value
-// it shows.
+// counterUI is the test counter's UI for these tests: the counter's JS
+// bindings as `gadgetd blueprint build` wrote them
+// (internal/testcounter/counterpb/counter.capnp.js, which take capnp-es
+// from the frame runtime), a +1 button at the frame's top left where the
+// test clicks and a button beside it that makes the listener fail once, a
+// watch whose listener (implemented in the frame, called from the gadget)
+// shows every change, and a console line for every value it shows.
 func counterUI(t testing.TB) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(blueprinttest.RepoRoot(), "web/js/test/gen/counter.js"))
+	bindings, err := os.ReadFile(filepath.Join(blueprinttest.RepoRoot(), "internal/testcounter/counterpb/counter.capnp.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bindings := strings.Replace(string(src), `import * as $ from "capnp-es";`, `const $ = gadgetd.capnp;`, 1)
-	bindings = regexp.MustCompile(`(?s)\nexport \{.*\};\s*$`).ReplaceAllString(bindings, "\n")
 	return `<!doctype html><html><head><title>counter</title>
 <style>body { margin: 0; font: 16px system-ui; } button { position: fixed; top: 0; width: 120px; height: 48px; } #inc { left: 0; } #fail { left: 160px; } output { display: block; margin: 64px 8px 0; }</style>
 </head><body><button id="inc" type="button">+1</button><button id="fail" type="button">fail next</button><output id="value">…</output>
-<script>` + bindings + `</script>
+<script>` + string(bindings) + `</script>
 <script>
+  const { Counter, Listener } = gadgetd.schemas["counter.capnp"];
   const out = document.getElementById("value");
   const show = (v) => { out.textContent = String(v); console.log("counter value " + v); };
   console.log("counter UI loaded");

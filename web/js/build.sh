@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds, or checks, what web/js commits: the JS bindings of gadgetd's schema
-# (src/schema/*.js, and test/gen/*.js for the kernel's test counter) and the
-# bundles the server embeds (web/static/gadgetd.js, web/static/frame.js).
+# (src/schema/*.js) and the bundles the server embeds (web/static/gadgetd.js,
+# web/static/frame.js).
 #
 #   web/js/build.sh build    regenerate the bindings, then the bundles
 #   web/js/build.sh check    build into a temporary directory and fail if a
@@ -53,13 +53,12 @@ bindings() {
 # bundles separately.
 generate() {
 	bindings "$1/src/schema" schema workspace.capnp gadget.capnp
-	bindings "$1/test/gen" internal/testcounter/counterpb counter.capnp
 	node build.mjs bundle "$2"
 }
 
 if [[ "$mode" == build ]]; then
 	generate . ../static
-	echo "web/js/build.sh: built web/js/src/schema, web/js/test/gen, web/static/{gadgetd,frame}.js"
+	echo "web/js/build.sh: built web/js/src/schema, web/static/{gadgetd,frame}.js"
 	exit 0
 fi
 
@@ -77,7 +76,6 @@ compare() { # compare GENERATED COMMITTED
 	fi
 }
 for f in "$tmp"/src/schema/*.js; do compare "$f" "src/schema/$(basename "$f")"; done
-for f in "$tmp"/test/gen/*.js; do compare "$f" "test/gen/$(basename "$f")"; done
 for f in gadgetd.js frame.js; do compare "$tmp/static/$f" "../static/$f"; done
 if [[ "$stale" == 1 ]]; then
 	say "the committed JS differs from what its sources build; run make js and commit the result"

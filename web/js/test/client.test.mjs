@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { capability, onRelease, release } from "../src/gadgetd.js";
 import { connClass, fixes } from "../src/conn.js";
-import { Counter, Listener } from "./gen/counter.js";
+import { Counter, Listener } from "./counter.mjs";
 import { dial, settlesWithin } from "./helpers.mjs";
 
 // releaseWait bounds the wait for a Release that must come: a hang guard.

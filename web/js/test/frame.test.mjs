@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { capability, release, relay } from "../src/gadgetd.js";
 import { attachPort, onSession, session } from "../src/frame.js";
-import { Counter, Listener } from "./gen/counter.js";
+import { Counter, Listener } from "./counter.mjs";
 import { dial } from "./helpers.mjs";
 
 const token = process.env.GADGETD_TOKEN;

@@ -7,7 +7,7 @@ import { Conn, DeferredTransport, Message } from "capnp-es";
 import { Message as RpcMessage } from "capnp-es/capnp/rpc";
 import { GadgetConn, connClass, fixes } from "../src/conn.js";
 import { FrameTransport, messagePortTransport } from "../src/transport.js";
-import { Counter } from "./gen/counter.js";
+import { Counter } from "./counter.mjs";
 import { settlesWithin } from "./helpers.mjs";
 
 // frame returns one serialized RPC message (an Abort with reason r), as a
