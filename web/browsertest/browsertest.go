@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,15 +56,38 @@ func RequireChromium(t testing.TB) {
 	requireBrowser(t, ChromiumPath, "chromium")
 }
 
+// NoPreloading is the profile preference docs/SECURITY.md asks of every
+// Chromium that opens the shell: Settings, Performance, "Preload pages"
+// off (the NetworkPredictionOptions policy set to 2). With preloading on,
+// Chromium connects to the target of a frame's <link rel=preconnect> and
+// of a navigation its policy refuses, though CSP forbids both.
+const NoPreloading = `{"net": {"network_prediction_options": 2}}`
+
 // NewTab starts a headless Chromium with a fresh profile directory for t and
 // returns the context of its first tab, for chromedp.Run and chromedp.Do.
-// The browser is stopped, and its profile removed, when t ends, or after
-// TestTimeout.
+// The profile has preloading off (NoPreloading). The browser is stopped,
+// and its profile removed, when t ends, or after TestTimeout.
 func NewTab(t testing.TB) context.Context {
 	t.Helper()
+	return NewTabWithPreferences(t, NoPreloading)
+}
+
+// NewTabWithPreferences is NewTab with the profile's preferences (the JSON
+// of its Default/Preferences file) given; "" leaves Chromium's defaults.
+func NewTabWithPreferences(t testing.TB, preferences string) context.Context {
+	t.Helper()
 	RequireChromium(t)
+	profile := t.TempDir()
+	if preferences != "" {
+		if err := os.Mkdir(filepath.Join(profile, "Default"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(profile, "Default", "Preferences"), []byte(preferences), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx, cancelTimeout := context.WithTimeout(context.Background(), TestTimeout)
-	opts := append(flags[:len(flags):len(flags)], chromedp.UserDataDir(t.TempDir()))
+	opts := append(flags[:len(flags):len(flags)], chromedp.UserDataDir(profile))
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
 	// Cleanups run last-in first-out: the tab, then the browser process

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -71,6 +72,18 @@ var networkProbes = map[string]string{
 	// prelude: a script that did not start with the prelude must not run
 	// there, even one with the shell's nonce.
 	"nested-webrtc": `<iframe srcdoc="` + html.EscapeString(`<script nonce="{{nonce}}">const done = () => {};`+rtc("{{stun:nested-webrtc}}")+`</script>`) + `"></iframe>` + afterLoad,
+	// Nor in a nested blank frame, whose fresh window the prelude never
+	// saw: the sandbox gives that frame an opaque origin of its own, so
+	// the gadget cannot reach into it.
+	"blank-webrtc": script(`
+  const blank = document.createElement("iframe");
+  document.body.append(blank);
+  try {
+    const pc = new blank.contentWindow.RTCPeerConnection({iceServers: [{urls: "{{stun:blank-webrtc}}"}]});
+    pc.createDataChannel("probe");
+    pc.createOffer().then((o) => pc.setLocalDescription(o));
+    done("made one");
+  } catch (e) { done(String(e)); }`),
 	// Nor may an allowed script, re-run there: a gadget's script that clones
 	// itself into a nested frame (with the nonce) to run where no prelude
 	// has run. Every allowed script starts with the prelude, so it runs
@@ -90,15 +103,29 @@ var networkProbes = map[string]string{
 }
 
 // navigationProbes navigate a frame: a nested one, or the gadget's own.
-// The policies refuse each navigation before its request is sent, but
-// Chromium has by then opened a connection to its target (see Known gaps
-// in docs/SECURITY.md), so these run with a witness of their own whose
-// connections are not held against them; their requests are.
+// The policies refuse each navigation before its request is sent; they
+// run with a witness of their own, which counts connections too: with
+// preloading on, Chromium opens a connection to a refused navigation's
+// target (see TestPreloadingOffIsWhatKeepsAFramesConnectionsOffTheNetwork).
 var navigationProbes = map[string]string{
 	"frame":   `<iframe src="{{base}}/p/frame"></iframe>` + afterLoad,
 	"self":    script(`done(); location.href = "{{base}}/p/self";`),
 	"refresh": `<meta http-equiv="refresh" content="0; url={{base}}/p/refresh">` + afterLoad,
 	"ping":    `<a href="{{base}}/p/ping-navigation" ping="{{base}}/p/ping">probe</a>` + script(`done(); document.querySelector("a").click();`),
+}
+
+// preconnectProbes ask the browser to connect to the witness, which CSP
+// does not govern. No request follows, only a connection, so they are not
+// in probeGroups, whose control counts requests; the preloading test is
+// their control.
+var preconnectProbes = map[string]string{
+	"preconnect": `<link rel="preconnect" href="{{base}}/p/preconnect">` + afterLoad,
+	"preconnect-script": script(`
+  const link = document.createElement("link");
+  link.rel = "preconnect";
+  link.href = "{{base}}/p/preconnect-script";
+  document.head.append(link);
+  done();`),
 }
 
 // topProbe navigates the page that holds the frame; it runs alone, last.
@@ -116,7 +143,7 @@ type probeGroup struct {
 // probeGroups are the probes in the order they run.
 var probeGroups = []probeGroup{
 	{networkProbes, false},
-	{navigationProbes, true},
+	{navigationProbes, false},
 	{topProbe, false},
 }
 
@@ -375,6 +402,38 @@ func framesReachNoNetwork(t *testing.T, b browser, groups []probeGroup) {
 					t.Errorf("%v: after the top probe the page's title is %q (%v), want the shell's", run, title, err)
 				}
 			}
+		}
+	}
+}
+
+// inChromiumPreloading is Chromium with its default preferences: preloading
+// on, as docs/SECURITY.md asks users not to have it.
+var inChromiumPreloading = browser{"Chromium with preloading on", func(t testing.TB) browserTab {
+	return chromium{NewTabWithPreferences(t, "")}
+}}
+
+// TestPreloadingOffIsWhatKeepsAFramesConnectionsOffTheNetwork: a gadget's
+// frame asks for preconnects and navigations its policies refuse. In a
+// Chromium with preloading off (the setting docs/SECURITY.md asks for),
+// none of them opens a connection to the witness. With preloading on, they
+// do, which is why the setting is asked for, and how this test could fail.
+func TestPreloadingOffIsWhatKeepsAFramesConnectionsOffTheNetwork(t *testing.T) {
+	probes := maps.Clone(navigationProbes)
+	maps.Copy(probes, preconnectProbes)
+	for _, b := range []browser{inChromiumPreloading, inChromium} {
+		run := probeRun{browser: b, protected: true}
+		tab, requests, _ := run.start(t, probes)
+		probesReported(t, tab, probes)
+		connected := func() bool { _, conns := requests.counts(); return conns != 0 }
+		if b.name == inChromiumPreloading.name {
+			if !waitUntil(60*time.Second, connected) {
+				t.Errorf("%v: no probe made the browser connect; the control shows nothing", run)
+			}
+			continue
+		}
+		time.Sleep(grace)
+		if counts, conns := requests.counts(); len(counts) != 0 || conns != 0 {
+			t.Errorf("%v: the witness was reached: requests by channel %v, %d connections", run, counts, conns)
 		}
 	}
 }
