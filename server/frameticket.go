@@ -166,13 +166,20 @@ func (g *gadgetCap) FrameTicket(ctx context.Context, call schema.Gadget_frameTic
 // user. The ticket is used up whatever happens next. An error returned
 // before upgrade was called is a refusal to answer over HTTP: one that
 // errors.Is fs.ErrPermission means the ticket was refused (unknown, used,
-// expired, its token revoked, its gadget removed), and was logged within
-// the rate of lines about peers that have not logged in; any other, that
-// the gadget could not open the session.
+// expired, its token revoked, its gadget removed), and one that errors.Is
+// rpcguard.ErrLimit that the server or the user has no room for another
+// connection (both logged within the rate of lines about peers that have
+// not logged in); any other, that the gadget could not open the session.
 func (s *Server) ServeFrameConn(ctx context.Context, remote, ticket string, upgrade func() (net.Conn, error)) error {
 	g, err := s.redeemFrameTicket(ctx, ticket)
 	if err != nil {
 		s.rpc.LogStranger(slog.LevelWarn, "websocket frame ticket refused", "remote", remote, "err", err)
+		return err
+	}
+	// A connection the guard would refuse is refused before its session
+	// costs the gadget an open.
+	if err := s.rpc.HasRoomFor(g.user.ID); err != nil {
+		s.rpc.LogStranger(slog.LevelWarn, "websocket frame refused", "remote", remote, "err", err)
 		return err
 	}
 	session, err := g.session(ctx, func() {})

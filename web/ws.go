@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/gadgetd/gadgetd/internal/rpcguard"
 )
 
 // CapnpServer is the Cap'n Proto server behind the websocket endpoints;
@@ -158,11 +160,15 @@ func canonicalOrigin(u *url.URL) string {
 }
 
 // errorStatus is the HTTP status of a refusal from the CapnpServer before
-// an upgrade: 403 for a permission it refused (fs.ErrPermission), 502 for
-// anything else, which is the server's trouble, not the request's.
+// an upgrade: 403 for a permission it refused (fs.ErrPermission), 503 for a
+// connection it has no room for (rpcguard.ErrLimit), 502 for anything
+// else, which is the server's trouble, not the request's.
 func errorStatus(err error) int {
-	if errors.Is(err, fs.ErrPermission) {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
 		return http.StatusForbidden
+	case errors.Is(err, rpcguard.ErrLimit):
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadGateway
 }

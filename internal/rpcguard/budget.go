@@ -104,10 +104,15 @@ func (s *Server) joinUser(user string) (*inFlight, error) {
 		s.users[user] = b
 	}
 	if b.conns >= s.lim.MaxUserConns {
-		return nil, fmt.Errorf("%w: user %q has %d connections logged in, the most one user may have; close one first", ErrLimit, user, b.conns)
+		return nil, userFull(user, b.conns)
 	}
 	b.conns++
 	return b, nil
+}
+
+// userFull is the error for a connection of user, who has conns already.
+func userFull(user string, conns int) error {
+	return fmt.Errorf("%w: user %q has %d connections logged in, the most one user may have; close one first", ErrLimit, user, conns)
 }
 
 // leaveUser counts one connection fewer on user's budget b. After the last,

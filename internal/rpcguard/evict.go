@@ -83,6 +83,13 @@ func (s *strangerSet) forgetLocked(st *stranger) {
 	}
 }
 
+// any reports whether there is a stranger to evict.
+func (s *strangerSet) any() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.order.Len() != 0
+}
+
 // popOldest forgets the oldest stranger and returns it, or nil if there is
 // none.
 func (s *strangerSet) popOldest() *stranger {

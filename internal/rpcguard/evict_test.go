@@ -119,6 +119,9 @@ func TestAFullServerEvictsTheOldestConnectionThatHasNotLoggedIn(t *testing.T) {
 		}
 	}
 	waitConns(t, srv, slots)
+	if err := srv.HasRoomFor("tester"); err != nil {
+		t.Fatalf("HasRoomFor with strangers to evict: %v", err)
+	}
 
 	if err := login(ctx, t, addr); err != nil {
 		t.Fatalf("a login while strangers hold every slot failed: %v", err)
@@ -137,6 +140,9 @@ func TestAFullServerEvictsTheOldestConnectionThatHasNotLoggedIn(t *testing.T) {
 		p.abortReason(10 * time.Second) // each one was evicted
 	}
 	// Every slot is logged in: the next one is refused, not a member evicted.
+	if err := srv.HasRoomFor("tester"); !errors.Is(err, rpcguard.ErrLimit) || !strings.Contains(err.Error(), "server busy") {
+		t.Fatalf("HasRoomFor on a full server of logins: %v, want server busy", err)
+	}
 	if reason := dialRaw(t, addr).abortReason(10 * time.Second); !strings.Contains(reason, "server busy") {
 		t.Fatalf("a connection past a full server of logins got abort reason %q, want it to say the server is busy", reason)
 	}

@@ -161,6 +161,33 @@ func (s *Server) ServeConn(nc net.Conn, bootstrap Bootstrap) error {
 	return s.start(nc, bootstrap)
 }
 
+// serverBusy is what a peer refused for want of room is told.
+const serverBusy = "server busy: it serves its maximum number of connections; try again later"
+
+// HasRoomFor says why a connection logged in as user would be refused now,
+// or returns nil: s is closed, full of connections that have all logged
+// in, or user has Limits.MaxUserConns already. It is advice for a caller
+// about to spend work on such a connection (opening a gadget's session for
+// it, say); the connection is checked again when it arrives. Its errors
+// wrap ErrLimit, or are net.ErrClosed.
+func (s *Server) HasRoomFor(user string) error {
+	s.mu.Lock()
+	closed, full := s.closed, len(s.conns) >= s.maxConns
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return net.ErrClosed
+	case full && !s.strangers.any():
+		return fmt.Errorf("%w: %s", ErrLimit, serverBusy)
+	}
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	if b := s.users[user]; b != nil && b.conns >= s.lim.MaxUserConns {
+		return userFull(user, b.conns)
+	}
+	return nil
+}
+
 // LogStranger logs a line about a peer that has not logged in (a refused
 // credential it presented some other way, say) within the rate of the
 // Server's own such lines (Budget.LogRate).
@@ -198,9 +225,8 @@ func (s *Server) start(nc net.Conn, bootstrap Bootstrap) error {
 		s.mu.Unlock()
 		s.strangers.forget(st)
 		s.strangerLog.log(slog.LevelWarn, "capnp connection refused: connection limit reached", "remote", nc.RemoteAddr(), "limit", s.maxConns)
-		const reason = "server busy: it serves its maximum number of connections; try again later"
-		refuse(nc, reason)
-		return fmt.Errorf("%w: %s", ErrLimit, reason)
+		refuse(nc, serverBusy)
+		return fmt.Errorf("%w: %s", ErrLimit, serverBusy)
 	}
 	welcome := func() { s.strangers.forget(st) }
 	var (
