@@ -183,8 +183,8 @@
 // gadgetd.schemas["counter.capnp"]. Calls are capnp-es's:
 // counter.increment((p) => { p.by = 1n }).promise() answers the results,
 // and 64-bit integers are BigInt. A capability the page implements, a
-// listener say, is new Listener.Server({ async changed(p) { … } }).client():
-// its methods must answer promises (be async), and a method keyed
+// listener say, is new Listener.Server({ changed(p) { … } }).client(): its
+// methods may be plain or async functions, and a method keyed
 // gadgetd.onRelease runs when the gadget lets go of it. The UIs of
 // examples/counter and examples/notes show it all.
 package guest

@@ -15,7 +15,7 @@
 // Ownership: a Conn and everything it touches runs on the one JS thread;
 // messages are handled one at a time, in arrival order.
 
-import { Conn, Interface, Message, Registry, utils } from "capnp-es";
+import { Conn, Interface, Message, Registry, Server, utils } from "capnp-es";
 import {
   CapDescriptor,
   Disembargo_Context_Which,
@@ -295,6 +295,49 @@ export const honorsUnimplemented = (Base) =>
     }
   };
 
+// answersPlainMethods: capnp-es calls a method of a capability implemented
+// in JS and chains .then on what it returns, so a method that is not async
+// runs, and its caller gets "Cannot read properties of undefined (reading
+// 'then')" instead of its results. Here every method of a Server the Conn
+// exports answers a promise, whatever it returns.
+export const answersPlainMethods = (Base) =>
+  class extends Base {
+    addExport(client) {
+      answerPromises(serverOf(client));
+      return super.addExport(client);
+    }
+  };
+
+// serverOf returns the Server a client reference leads to, or undefined
+// for a capability that is not implemented here.
+function serverOf(client) {
+  for (let c = client, depth = 0; c && depth < 8; depth++) {
+    if (c instanceof Server) {
+      return c;
+    }
+    c = c.rc?._client ?? c._client ?? c.client;
+  }
+  return undefined;
+}
+
+// promised marks the Servers whose methods answerPromises has wrapped.
+const promised = new WeakSet();
+
+function answerPromises(server) {
+  if (!server || promised.has(server)) {
+    return;
+  }
+  promised.add(server);
+  for (const m of server.methods) {
+    const impl = m.impl;
+    if (typeof impl === "function") {
+      m.impl = async function (...args) {
+        return impl.apply(this, args);
+      };
+    }
+  }
+}
+
 // fixes lists every fix, in the order they are applied.
 export const fixes = {
   sendsRelease,
@@ -305,6 +348,7 @@ export const fixes = {
   servesBootstrap,
   failsQuietly,
   honorsUnimplemented,
+  answersPlainMethods,
 };
 
 // connClass builds Conn with the named fixes (all of them by default).

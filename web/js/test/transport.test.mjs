@@ -169,6 +169,30 @@ test("a JS method that fails: capnp-es also rejects a promise nobody awaits (fai
   }
 });
 
+test("a JS method that is not async runs, but capnp-es fails its call (answersPlainMethods answers it)", async () => {
+  const names = Object.keys(fixes).filter((n) => n !== "answersPlainMethods");
+  for (const [ServerConn, works] of [[connClass(names), false], [GadgetConn, true]]) {
+    let value = 0n;
+    const { counter, close } = pair({
+      increment(p, r) { value += p.by; r.value = value; },
+      get() { throw new Error("get fails"); },
+    }, GadgetConn, ServerConn);
+    try {
+      const inc = counter.increment((p) => { p.by = 2n; }).promise();
+      if (!works) {
+        await assert.rejects(inc, /reading 'then'/);
+        assert.equal(value, 2n, "the method ran");
+        continue;
+      }
+      assert.equal((await inc).value, 2n);
+      await assert.rejects(counter.get().promise(), /get fails/);
+      assert.equal((await counter.increment((p) => { p.by = 1n; }).promise()).value, 3n);
+    } finally {
+      close();
+    }
+  }
+});
+
 test("a call the peer answers Unimplemented: capnp-es waits forever (honorsUnimplemented fails it)", async () => {
   const names = Object.keys(fixes).filter((n) => n !== "honorsUnimplemented");
   for (const [ClientConn, fails] of [[connClass(names), false], [GadgetConn, true]]) {
