@@ -57,20 +57,19 @@ type Pull struct {
 }
 
 type item struct {
-	id                   int64
-	number               int
-	title, body, state   string
-	user                 string
-	labels               []string
-	created, updated     time.Time
-	closed               *time.Time
-	pull                 bool
-	head, base           string
-	draft                bool
-	merged               *time.Time
-	commentCount         int
-	stateReason          *string
-	authorAssociationOwn bool
+	id                 int64
+	number             int
+	title, body, state string
+	user               string
+	labels             []string
+	created, updated   time.Time
+	closed             *time.Time
+	pull               bool
+	head, base         string
+	draft              bool
+	merged             *time.Time
+	commentCount       int
+	stateReason        *string
 }
 
 type comment struct {
@@ -259,7 +258,6 @@ func (r *Repo) createIssue(w http.ResponseWriter, body []byte) {
 		return
 	}
 	it := r.newItem(*req.Title, req.Body, AuthenticatedUser, req.Labels)
-	it.authorAssociationOwn = true
 	w.Header().Set("Location", r.apiURL("issues/"+strconv.Itoa(it.number)))
 	writeJSON(w, http.StatusCreated, r.issueJSON(it))
 }
@@ -602,8 +600,10 @@ func (r *Repo) labels(names []string) []labelJSON {
 	return out
 }
 
-func (r *Repo) association(it *item) string {
-	if it.user == r.owner || it.authorAssociationOwn {
+// association is the author_association GitHub reports: the token's owner
+// is taken to own the repository.
+func (r *Repo) association(login string) string {
+	if login == r.owner || login == AuthenticatedUser {
 		return "OWNER"
 	}
 	return "NONE"
@@ -619,7 +619,7 @@ func (r *Repo) issueJSON(it *item) issueJSON {
 		User: r.user(it.user), Labels: r.labels(it.labels), State: it.state, StateReason: it.stateReason,
 		Assignees: []userJSON{}, Comments: it.commentCount,
 		CreatedAt: it.created, UpdatedAt: it.updated, ClosedAt: it.closed,
-		AuthorAssociation: r.association(it), Body: &body,
+		AuthorAssociation: r.association(it.user), Body: &body,
 	}
 	if it.pull {
 		draft := it.draft
@@ -649,7 +649,7 @@ func (r *Repo) pullJSON(it *item, detail bool) pullJSON {
 		Number: it.number, State: it.state, Title: it.title, User: r.user(it.user), Body: &body,
 		Labels: r.labels(it.labels), CreatedAt: it.created, UpdatedAt: it.updated,
 		ClosedAt: it.closed, MergedAt: it.merged, Head: r.branch(it.head), Base: r.branch(it.base),
-		AuthorAssociation: r.association(it), Draft: it.draft,
+		AuthorAssociation: r.association(it.user), Draft: it.draft,
 	}
 	if detail {
 		merged := it.merged != nil
@@ -662,15 +662,11 @@ func (r *Repo) pullJSON(it *item, detail bool) pullJSON {
 func (r *Repo) commentJSON(c *comment) commentJSON {
 	num := strconv.Itoa(c.issue)
 	id := strconv.FormatInt(c.id, 10)
-	assoc := "NONE"
-	if c.user == r.owner || c.user == AuthenticatedUser {
-		assoc = "OWNER"
-	}
 	return commentJSON{
 		ID: c.id, NodeID: "IC_" + id, URL: r.apiURL("issues/comments/" + id),
 		HTMLURL: r.htmlURL("issues/" + num + "#issuecomment-" + id), Body: c.body,
 		User: r.user(c.user), CreatedAt: c.created, UpdatedAt: c.updated,
-		IssueURL: r.apiURL("issues/" + num), AuthorAssociation: assoc,
+		IssueURL: r.apiURL("issues/" + num), AuthorAssociation: r.association(c.user),
 	}
 }
 
