@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
+	"github.com/gadgetd/gadgetd/server"
 )
 
 const exampleConfig = "../../docs/gadgetd.example.toml"
@@ -156,5 +157,47 @@ max_gadgets = 1
 	}
 	if _, err := os.Stat(fileData); !os.IsNotExist(err) {
 		t.Fatalf("the file's data directory was made although --data overrode it: %v", err)
+	}
+}
+
+// TestTheConnectionLimitFitsTheOpenFileLimit: the default connections.max
+// is lowered, with a notice, to what the process's open-file limit holds
+// next to the server's other files; a configured value that does not fit
+// is refused with an error that says what to do; an unknown limit (0) is
+// not checked.
+func TestTheConnectionLimitFitsTheOpenFileLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		max       count
+		limit     uint64
+		want      count
+		wantErr   string
+		wantNotes string
+	}{
+		{"default, room", server.DefaultMaxConnections, 1 << 20, server.DefaultMaxConnections, "", ""},
+		{"default, unknown limit", server.DefaultMaxConnections, 0, server.DefaultMaxConnections, "", ""},
+		{"default, lowered", server.DefaultMaxConnections, 2000, 2000 - fdReserve, "", "lowered from its default"},
+		{"default, no room at all", server.DefaultMaxConnections, fdReserve + 10, 0, "ulimit -n", ""},
+		{"configured, room", 100, 2000, 100, "", ""},
+		{"configured, no room", 5000, 2000, 0, "connections.max 5000 needs about", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := defaultServeConfig()
+			cfg.Connections.Max = tc.max
+			var notes strings.Builder
+			err := fitConnections(&cfg, tc.limit, &notes)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Connections.Max != tc.want || !strings.Contains(notes.String(), tc.wantNotes) || (tc.wantNotes == "") != (notes.Len() == 0) {
+				t.Fatalf("connections.max = %d with notice %q, want %d and a notice containing %q", cfg.Connections.Max, notes.String(), tc.want, tc.wantNotes)
+			}
+		})
 	}
 }

@@ -37,6 +37,31 @@ const (
 	httpMaxConnsPerHost = 32
 )
 
+// fdReserve is the open files the server needs besides its Cap'n Proto
+// and websocket connections: the HTTP listener's, and a margin for the
+// store, compile workers and the listeners themselves.
+const fdReserve = httpMaxConns + 256
+
+// fitConnections checks that cfg's connections.max connections fit the
+// process's open-file limit, next to fdReserve: past it, accepting fails
+// for everyone rather than one newcomer being told the server is busy. The
+// default is lowered to fit, with a notice; a configured value that does
+// not fit is an error. A limit of 0 is unknown, and not checked.
+func fitConnections(cfg *serveConfig, limit uint64, notice io.Writer) error {
+	want := uint64(cfg.Connections.Max) + fdReserve
+	if limit == 0 || want <= limit {
+		return nil
+	}
+	fit := int64(limit) - fdReserve
+	if cfg.Connections.Max != server.DefaultMaxConnections || fit < 64 {
+		return fmt.Errorf("connections.max %d needs about %d open files (%d more for HTTP, the store and compiles), but this process may open %d (ulimit -n): raise that limit (LimitNOFILE= in a systemd unit) or lower connections.max",
+			cfg.Connections.Max, want, fdReserve, limit)
+	}
+	fmt.Fprintf(notice, "gadgetd: connections.max lowered from its default %d to %d, to fit the open-file limit of %d (ulimit -n)\n", cfg.Connections.Max, fit, limit)
+	cfg.Connections.Max = count(fit)
+	return nil
+}
+
 // serveHelp is what `gadgetd serve --help` says beyond the flags.
 const serveHelp = `It listens for Cap'n Proto clients on 127.0.0.1:7071 and for HTTP on
 127.0.0.1:7070, and keeps its store and compilation cache in ./gadgetd-data.
@@ -100,6 +125,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		if addr == "" {
 			return fmt.Errorf("--%s: empty address; want HOST:PORT, such as 127.0.0.1:7070", name)
 		}
+	}
+	if err := fitConnections(&cfg, openFileLimit(), stderr); err != nil {
+		return err
 	}
 	var devExamples string
 	if *dev {

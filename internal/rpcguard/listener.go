@@ -28,7 +28,7 @@ import (
 )
 
 // DefaultMaxConns is the connection limit when none is configured.
-const DefaultMaxConns = 1024
+const DefaultMaxConns = 4096
 
 // Server serves a bootstrap capability on listeners, one rpc.Conn per
 // accepted connection, within Limits and a bound on concurrent connections.
