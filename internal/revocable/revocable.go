@@ -6,8 +6,10 @@
 // It is the mechanism meant for what gadgetd grants and later takes back
 // (bindings that are unbound, shares that are revoked; the gatekeeper and
 // sharing work). Today only the test host (internal/memhost) uses it, to
-// prove that a revoked host capability fails inside a guest; the server's
-// storage of a removed gadget is cut off by its own closed flag.
+// prove that a revoked host capability fails inside a guest, and the
+// gatekeepers' desk, to cut off a binding's capabilities when it is unbound;
+// the server's storage of a removed gadget is cut off by its own closed
+// flag.
 package revocable
 
 import (
@@ -30,19 +32,42 @@ var ErrRevoked error = exc.New(exc.Disconnected, "", "capability revoked")
 // Revoker cuts off one wrapped capability. Revoke is idempotent and safe for
 // concurrent use.
 type Revoker struct {
+	opts Options
+
 	mu     sync.Mutex
 	target capnp.Client // zero once revoked
 	reason error
 }
 
+// Options are what a wrapper may do besides forwarding.
+type Options struct {
+	// Around, if set, runs every call: it calls forward at most once to
+	// make the call on the target with the context it passes (which may
+	// carry values for the target's methods), and may look at m, and at
+	// forward's error, before and after. What it returns is the call's
+	// outcome.
+	Around func(ctx context.Context, m capnp.Method, forward func(context.Context) error) error
+	// OnShutdown, if set, runs once the last reference to the wrapper is
+	// gone.
+	OnShutdown func()
+}
+
 // New wraps target, taking ownership of the reference. The returned client
 // forwards every call to target until Revoke.
 func New(target capnp.Client) (capnp.Client, *Revoker) {
-	r := &Revoker{target: target}
+	return NewWith(target, Options{})
+}
+
+// NewWith is New with opts.
+func NewWith(target capnp.Client, opts Options) (capnp.Client, *Revoker) {
+	r := &Revoker{opts: opts, target: target}
 	srv := capserver.NewServer(nil, r, r)
 	srv.HandleUnknownMethod = func(m capnp.Method) *server.Method {
 		return &server.Method{Method: m, Impl: func(ctx context.Context, call *server.Call) error {
-			return r.forward(ctx, m, call)
+			if r.opts.Around == nil {
+				return r.forward(ctx, m, call)
+			}
+			return r.opts.Around(ctx, m, func(ctx context.Context) error { return r.forward(ctx, m, call) })
 		}}
 	}
 	return capnp.NewClient(srv), r
@@ -73,6 +98,9 @@ func (r *Revoker) Shutdown() {
 	r.target = capnp.Client{}
 	r.mu.Unlock()
 	t.Release()
+	if r.opts.OnShutdown != nil {
+		r.opts.OnShutdown()
+	}
 }
 
 func (r *Revoker) forward(ctx context.Context, m capnp.Method, call *server.Call) error {
