@@ -199,6 +199,20 @@ func parsePrefix(p Prefix) (prefix, error) {
 	return prefix{origin: o, path: path, allowPrivate: p.AllowPrivate}, nil
 }
 
+// CanonicalPrefix checks raw as New checks a Prefix's URL and returns its
+// canonical form: lower-case host, the port only if it is not the scheme's
+// default, and a path that ends in a slash ("HTTPS://Api.Example.com:443/v1"
+// is "https://api.example.com/v1/"). Prefixes with the same canonical form
+// admit the same URLs.
+func CanonicalPrefix(raw string) (string, error) {
+	p, err := parsePrefix(Prefix{URL: raw})
+	if err != nil {
+		return "", err
+	}
+	u := url.URL{Scheme: p.scheme, Host: p.hostPort(), Path: p.path}
+	return strings.TrimSuffix(u.String(), "/") + "/", nil
+}
+
 // quote quotes s for an error message, cut to a length that cannot flood a
 // log with an attacker's input.
 func quote(s string) string {
