@@ -173,7 +173,16 @@ type request struct {
 }
 
 func (r *request) describe() string {
-	return fmt.Sprintf("%s %s (%d bytes)", r.Method, kindkit.Quote(r.URL), len(r.Body))
+	return fmt.Sprintf("%s %s (%d bytes)", r.Method, displayURL(r.URL), len(r.Body))
+}
+
+// displayURL quotes a URL for an audit line or an error, with any password
+// in it redacted.
+func displayURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		raw = u.Redacted()
+	}
+	return kindkit.Quote(raw)
 }
 
 // maxOutcomeBody bounds the part of an applied request's response body
@@ -274,7 +283,7 @@ func (g *gatekeeper) observe(ctx context.Context, method string, args requestArg
 	if err != nil {
 		return nil, err
 	}
-	g.calls.Describe(ctx, method+" "+kindkit.Quote(rawURL))
+	g.calls.Describe(ctx, method+" "+displayURL(rawURL))
 	header, err := gadgetHeaders(args.Headers)
 	if err != nil {
 		return nil, err
@@ -366,7 +375,7 @@ func (g *gatekeeper) Send(ctx context.Context, call httppb.Http_send) error {
 // outright, so that it learns it cannot pass credentials of its own.
 func (g *gatekeeper) check(rawURL string) error {
 	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
-		return fmt.Errorf("http: URL %s carries credentials (user:password@), which a gatekeeper never sends", kindkit.Quote(u.Redacted()))
+		return fmt.Errorf("http: URL %s carries credentials (user:password@), which a gatekeeper never sends", displayURL(rawURL))
 	}
 	return g.client.Allows(rawURL)
 }

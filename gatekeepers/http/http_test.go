@@ -235,6 +235,11 @@ func TestTheBindingReachesOnlyItsResource(t *testing.T) {
 	if n := len(other.requests()); n != 0 {
 		t.Errorf("the server on another port saw %d requests", n)
 	}
+	for _, d := range calls.Descriptions() {
+		if strings.Contains(d, "pw") {
+			t.Errorf("the audit line %q repeats the URL's password", d)
+		}
+	}
 	// And send is refused in the same way, before anything is queued.
 	if _, err := send(ctx, c, "POST", o.URL+"/api/v2/x", nil, "x"); err == nil {
 		t.Error("send to another prefix was queued")
