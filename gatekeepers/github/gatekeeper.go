@@ -219,6 +219,7 @@ const (
 	maxTitle  = 256   // characters
 	maxBody   = 65536 // characters, the marker included
 	maxLabels = 100
+	maxLabel  = 50 // characters of a label's name
 )
 
 // maxGadgetBody leaves room for the marker Apply appends (an action id is
@@ -248,6 +249,9 @@ func (g *gatekeeper) CreateIssue(ctx context.Context, call githubpb.GitHub_creat
 		l, err := labelList.At(i)
 		if err != nil {
 			return err
+		}
+		if n := utf8.RuneCountInString(l); strings.TrimSpace(l) == "" || n > maxLabel {
+			return fmt.Errorf("github: createIssue: label %s is empty or longer than %d characters", kindkit.Quote(l), maxLabel)
 		}
 		p.Labels = append(p.Labels, l)
 	}

@@ -436,6 +436,8 @@ func TestActionsThatGitHubWouldRefuseAreNotQueued(t *testing.T) {
 			_, err := createIssue(e.gh, "t", strings.Repeat("b", 65536))
 			return err
 		},
+		"an empty label":       func() error { _, err := createIssue(e.gh, "t", "", "bug", " "); return err },
+		"a label too long":     func() error { _, err := createIssue(e.gh, "t", "", strings.Repeat("l", 51)); return err },
 		"a comment on issue 0": func() error { _, err := addComment(e.gh, 0, "hi"); return err },
 		"an empty comment":     func() error { _, err := addComment(e.gh, 1, "  "); return err },
 	} {
