@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -284,4 +285,35 @@ func TestCloseWaitsForTheCallInProgress(t *testing.T) {
 	if state(t, l, "alice", a.ID) != gatekeepers.Applied || state(t, l, "alice", b.ID) != gatekeepers.Approved {
 		t.Fatal("Close did not record the call in progress, or began another")
 	}
+}
+
+// An approval that commits while its binding's worker is deciding to stop
+// (it found the head not yet approved) is not lost: the worker looks again.
+// The window is short, so the test makes many bindings race through it,
+// on a file without fsync to make commits as quick as the worker.
+func TestNoApprovalIsLostWhileTheWorkerStops(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "nosync.db"))
+	db.NoSync = true
+	t.Cleanup(func() { db.Close() })
+	l, err := Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c calls
+	startApplier(t, l, c.apply, cannotTell)
+	const goroutines, rounds = 4, 300
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range rounds {
+				gadget := fmt.Sprint("g", g, "-", i)
+				bind(t, l, gadget, "alice", "web")
+				first, second := queue(t, l, gadget, "web"), queue(t, l, gadget, "web")
+				decide(t, l, "alice", true, second.ID) // kicks a worker that finds first pending
+				decide(t, l, "alice", true, first.ID)  // races with that worker stopping
+			}
+		})
+	}
+	wg.Wait()
+	eventually(t, "every approved action applied", func() bool { return len(c.made()) == 2*goroutines*rounds })
 }
