@@ -177,7 +177,8 @@ func (l *Ledger) Pending(ctx context.Context, gadgetID, binding string) ([]gatek
 // becomes Approved or Rejected; an InDoubt one becomes Approved (to be
 // tried again) or Rejected (dropped). Any other state is ErrDecided; an id
 // that is not the owner's is ErrNotFound. Of two Decides of one id, exactly
-// one decides it. The error is for the whole call (nothing was decided).
+// one decides it. The error is for the whole call (nothing was decided);
+// more ids than the open-action bound are ErrLimit.
 func (l *Ledger) Decide(ctx context.Context, ownerID string, ids []string, approve bool, by string) ([]Decision, error) {
 	if by == "" {
 		return nil, fmt.Errorf("decide: %w: no decider", ErrInvalid)

@@ -185,7 +185,7 @@ func TestExactlyOnceInOrderAcrossKill9(t *testing.T) {
 			cmd.Wait()
 
 			db := openDB(t, path)
-			defer db.Close()
+			t.Cleanup(func() { db.Close() }) // after the Applier's Close
 			l, err := Open(db)
 			if err != nil {
 				t.Fatal(err)

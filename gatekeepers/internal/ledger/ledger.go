@@ -187,10 +187,16 @@ func (l *Ledger) update(ctx context.Context, fn func(w *writeTx) error) error {
 		return err
 	}
 	var (
-		w      writeTx
-		serial uint64
-		staged bool
+		w         writeTx
+		serial    uint64
+		staged    bool
+		published bool
 	)
+	defer func() {
+		if staged && !published { // bbolt panicked in Commit
+			l.hub.publish(serial, batch{})
+		}
+	}()
 	err := l.db.Update(func(tx *bolt.Tx) error {
 		w = writeTx{Tx: tx, l: l}
 		if err := fn(&w); err != nil {
@@ -206,6 +212,7 @@ func (l *Ledger) update(ctx context.Context, fn func(w *writeTx) error) error {
 		if err != nil {
 			w.changed, w.queues = nil, nil
 		}
+		published = true
 		l.hub.publish(serial, batch{actions: w.changed, queues: w.queues})
 	}
 	return err
@@ -219,7 +226,8 @@ func (l *Ledger) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 }
 
 // Bind adds b. It fails with ErrExists if the gadget already has a binding
-// of that name, and with ErrLimit if the gadget has as many as it may.
+// of that name (or had one, whose last action is still being applied), and
+// with ErrLimit if the gadget has as many as it may.
 // CreatedAt is set if zero.
 func (l *Ledger) Bind(ctx context.Context, b gatekeepers.Binding) error {
 	if b.GadgetID == "" || b.OwnerID == "" || b.Name == "" || b.Kind == "" {
@@ -242,6 +250,13 @@ func (l *Ledger) Bind(ctx context.Context, b gatekeepers.Binding) error {
 		}
 		if gadget.Get([]byte(b.Name)) != nil {
 			return fmt.Errorf("binding %q: %w", b.Name, ErrExists)
+		}
+		// An action of an earlier binding of the name may still be
+		// applying (Unbind leaves those to finish). Until it is done, the
+		// name stays taken, so that whoever applies it finds no binding
+		// rather than this one, with another resource.
+		if queueBucket(w.Tx, queueKey{b.GadgetID, b.Name}) != nil {
+			return fmt.Errorf("binding %q: %w: an action of its previous binding is still being applied; try again", b.Name, ErrExists)
 		}
 		if n := gadget.Stats().KeyN; n >= l.cfg.maxBindings {
 			return fmt.Errorf("binding %q: %w: the gadget has %d bindings", b.Name, ErrLimit, n)

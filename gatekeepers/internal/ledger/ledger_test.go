@@ -366,3 +366,28 @@ func TestActionsFilterAndPage(t *testing.T) {
 		t.Fatalf("second page = %+v", as)
 	}
 }
+
+func TestRebindWaitsForThePreviousBindingsApplyingAction(t *testing.T) {
+	l := newLedger(t)
+	bind(t, l, "g1", "alice", "web")
+	a := queue(t, l, "g1", "web")
+	decide(t, l, "alice", true, a.ID)
+	if _, err := l.Begin(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Unbind(ctx, "g1", "web"); err != nil {
+		t.Fatal(err)
+	}
+	if state(t, l, "alice", a.ID) != gatekeepers.Applying {
+		t.Fatal("unbind touched an action being applied")
+	}
+	// Whoever applies it looks the binding up: it must not find a new one.
+	err := l.Bind(ctx, gatekeepers.Binding{GadgetID: "g1", OwnerID: "alice", Name: "web", Kind: "http", Resource: "https://elsewhere.example/"})
+	mustErr(t, err, ErrExists)
+	_, err = l.Binding(ctx, "g1", "web")
+	mustErr(t, err, gatekeepers.ErrNoBinding)
+	if err := l.Finish(ctx, a.ID, gatekeepers.Outcome{}, true); err != nil {
+		t.Fatal(err)
+	}
+	bind(t, l, "g1", "alice", "web")
+}

@@ -60,6 +60,9 @@ func (h *hub) publish(serial uint64, b batch) {
 		delete(h.held, h.next)
 		h.next++
 		for _, a := range b.actions {
+			// Listeners want what happened, not the bodies: without them
+			// a watcher's buffer holds a few KiB an event at most.
+			a.Payload, a.Outcome.Result = nil, nil
 			for w := range h.watchers[a.OwnerID] {
 				w.push(a)
 			}
@@ -86,7 +89,8 @@ func (h *hub) unsubscribe(ap *Applier) {
 
 // Watch calls fn, on a goroutine of its own, for every action of the owner
 // that is queued or changes state, after its transaction committed, in
-// commit order. If fn falls more than the watch buffer (WithWatchBuffer)
+// commit order. The action is given without its Payload and Outcome.Result
+// (Action has them). If fn falls more than the watch buffer (WithWatchBuffer)
 // behind, the events not yet delivered are dropped and missed (if not nil)
 // is called before the next one: the watcher should re-list the actions.
 // Commits never wait for fn. After cancel returns, no new call of fn or

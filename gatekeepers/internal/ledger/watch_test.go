@@ -159,3 +159,23 @@ func TestCancelledWatcherHearsNothingMore(t *testing.T) {
 		t.Fatalf("cancelled watcher got %d events", n)
 	}
 }
+
+// A watcher's buffer holds events, not bodies: a gadget queuing large
+// payloads cannot make a slow watcher hold them.
+func TestWatchedActionsCarryNoPayload(t *testing.T) {
+	l := newLedger(t)
+	bind(t, l, "g1", "alice", "web")
+	var seen events
+	defer l.Watch("alice", seen.add, nil)()
+	a, err := l.Queue(ctx, gatekeepers.Action{GadgetID: "g1", Binding: "web", Method: "post", Payload: make([]byte, 100<<10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the event", func() bool { return seen.len() == 1 })
+	if got := seen.all()[0]; got.ID != a.ID || got.Payload != nil {
+		t.Fatalf("event for %s carries %d bytes of payload", got.ID, len(got.Payload))
+	}
+	if kept, _ := l.Action(ctx, "alice", a.ID); len(kept.Payload) != 100<<10 {
+		t.Fatal("the payload was not kept")
+	}
+}
