@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +88,46 @@ func TestHTTPConnectionsFromOneAddressAreBoundedAndLoginsGoOn(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); !strings.HasSuffix(getHealthz(t, "127.0.0.1", httpAddr), ok); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no room for a request after a held connection closed")
+		}
+	}
+}
+
+// An outside tester filled all httpMaxConns slots from 18 addresses with
+// connections that each sent one request and then sat idle, kept alive for
+// the server's 2-minute idle timeout, and for as long as they held them no
+// one could load the shell or open a gadget's frame. Now a full listener
+// closes the connection idle longest to make room, and a newcomer is
+// served.
+func TestIdleConnectionsHoldingEveryHTTPSlotDoNotKeepANewVisitorOut(t *testing.T) {
+	bin := buildBinary(t)
+	_, httpAddr, _, _ := startServe(t, bin, "--data", t.TempDir())
+	const perAddress = httpMaxConnsPerHost
+	for i := range httpMaxConns {
+		from := fmt.Sprintf("127.0.3.%d", 1+i/perAddress)
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		nc, err := d.Dial("tcp", httpAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		nc.SetDeadline(time.Now().Add(30 * time.Second))
+		// One whole request, answered, and the connection kept alive.
+		if _, err := io.WriteString(nc, "GET /healthz HTTP/1.1\r\nHost: gadgetd\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+		if err != nil {
+			t.Fatalf("idle connection %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if status := getHealthz(t, "127.0.0.1", httpAddr); strings.HasSuffix(status, "200 OK") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d idle connections hold every HTTP slot, and a new visitor is not served", httpMaxConns)
 		}
 	}
 }

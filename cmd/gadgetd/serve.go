@@ -214,8 +214,17 @@ func runServer(cfg serveConfig, devExamples string, stdout, stderr io.Writer) (e
 		// the oldest of those evicted when full): it leaves the HTTP
 		// listener's bounds, which are there for requests, so that
 		// sessions cannot keep page loads out.
+		// A connection waiting for a request (new, or idle between
+		// requests) is the first to go when the listener is full, so that
+		// connections held open without requests cannot keep page loads
+		// out either.
 		ConnState: func(nc net.Conn, state http.ConnState) {
-			if state == http.StateHijacked {
+			switch state {
+			case http.StateNew, http.StateIdle:
+				connlimit.SetIdle(nc, true)
+			case http.StateActive:
+				connlimit.SetIdle(nc, false)
+			case http.StateHijacked:
 				connlimit.Release(nc)
 			}
 		},

@@ -4,9 +4,13 @@ package connlimit
 // closed, in all and per Host, under mu. Accept runs on the caller's
 // goroutine (http.Server's accept loop); a refused connection is closed
 // there, before Accept looks for the next one. A conn gives its counts back
-// once, on its first Close.
+// once, on its first Close. Under mu too, idle keeps the connections that
+// are waiting for a request (SetIdle), oldest first: when the Listener is
+// full, Accept closes the oldest of them to make room, outside mu (closing
+// takes mu to give the place back).
 
 import (
+	"container/list"
 	"net"
 	"sync"
 )
@@ -48,6 +52,7 @@ type Listener struct {
 	mu     sync.Mutex
 	open   int
 	byHost map[string]int
+	idle   list.List // of *conn waiting for a request, oldest first
 }
 
 // NewListener wraps ln.
@@ -68,8 +73,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		host := Host(nc.RemoteAddr())
-		if l.admit(host) {
-			return &conn{Conn: nc, release: func() { l.release(host) }}, nil
+		if c := l.admit(nc, host); c != nil {
+			return c, nil
 		}
 		nc.Close()
 	}
@@ -82,31 +87,79 @@ func (l *Listener) Open() int {
 	return l.open
 }
 
-func (l *Listener) admit(host string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.open >= l.max || l.byHost[host] >= l.maxPerHost {
-		return false
+// admit returns nc as a conn counted against the bounds, or nil if it is
+// past them. When the Listener is full it makes room by closing the
+// oldest idle connection, if there is one.
+func (l *Listener) admit(nc net.Conn, host string) *conn {
+	for {
+		l.mu.Lock()
+		if l.byHost[host] >= l.maxPerHost {
+			l.mu.Unlock()
+			return nil
+		}
+		if l.open < l.max {
+			l.open++
+			l.byHost[host]++
+			l.mu.Unlock()
+			return &conn{Conn: nc, l: l, host: host}
+		}
+		oldest := l.idle.Front()
+		if oldest == nil {
+			l.mu.Unlock()
+			return nil
+		}
+		c := oldest.Value.(*conn)
+		l.idle.Remove(oldest)
+		c.idle = nil
+		l.mu.Unlock()
+		c.Close() // gives its place back
 	}
-	l.open++
-	l.byHost[host]++
-	return true
 }
 
-func (l *Listener) release(host string) {
+// release gives c's place back.
+func (l *Listener) release(c *conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if c.idle != nil {
+		l.idle.Remove(c.idle)
+		c.idle = nil
+	}
 	l.open--
-	if l.byHost[host]--; l.byHost[host] == 0 {
-		delete(l.byHost, host)
+	if l.byHost[c.host]--; l.byHost[c.host] == 0 {
+		delete(l.byHost, c.host)
 	}
 }
 
-// conn gives its place back on its first Close.
+// setIdle moves c into or out of the connections Accept may close.
+func (l *Listener) setIdle(c *conn, idle bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case c.released:
+	case idle && c.idle == nil:
+		c.idle = l.idle.PushBack(c)
+	case !idle && c.idle != nil:
+		l.idle.Remove(c.idle)
+		c.idle = nil
+	}
+}
+
+// conn gives its place back on its first Close. idle and released are
+// guarded by its Listener's mu.
 type conn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	l        *Listener
+	host     string
+	once     sync.Once
+	idle     *list.Element // its place in l.idle while it waits for a request
+	released bool
+}
+
+func (c *conn) release() {
+	c.l.mu.Lock()
+	c.released = true
+	c.l.mu.Unlock()
+	c.l.release(c)
 }
 
 func (c *conn) Close() error {
