@@ -69,7 +69,7 @@ import vm from "node:vm";
 import fs from "node:fs";
 import { GadgetConn } from "` + filepath.ToSlash(filepath.Join(webJS, "src", "conn.js")) + `";
 import { messagePortTransport } from "` + filepath.ToSlash(filepath.Join(webJS, "src", "transport.js")) + `";
-import { Counter as Served } from "` + filepath.ToSlash(filepath.Join(webJS, "test", "gen", "counter.js")) + `";
+import { Counter as Served } from "` + filepath.ToSlash(filepath.Join(webJS, "test", "counter.mjs")) + `";
 vm.runInThisContext(fs.readFileSync(process.argv[1], "utf8"));
 vm.runInThisContext(fs.readFileSync(process.argv[2], "utf8"));
 const { Counter } = gadgetd.schemas["counter.capnp"];
