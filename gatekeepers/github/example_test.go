@@ -7,8 +7,8 @@ import (
 	"github.com/gadgetd/gadgetd/gatekeepers"
 	"github.com/gadgetd/gadgetd/gatekeepers/github"
 	"github.com/gadgetd/gadgetd/gatekeepers/github/githubpb"
+	"github.com/gadgetd/gadgetd/gatekeepers/github/githubtest"
 	"github.com/gadgetd/gadgetd/gatekeepers/internal/callstest"
-	"github.com/gadgetd/gadgetd/gatekeepers/internal/githubapi/githubtest"
 )
 
 func Example() {

@@ -16,9 +16,9 @@ import (
 	"github.com/gadgetd/gadgetd/gatekeepers"
 	"github.com/gadgetd/gadgetd/gatekeepers/github"
 	"github.com/gadgetd/gadgetd/gatekeepers/github/githubpb"
+	"github.com/gadgetd/gadgetd/gatekeepers/github/githubtest"
 	"github.com/gadgetd/gadgetd/gatekeepers/internal/callstest"
 	"github.com/gadgetd/gadgetd/gatekeepers/internal/fetch"
-	"github.com/gadgetd/gadgetd/gatekeepers/internal/githubapi/githubtest"
 )
 
 // token is the service's secret. No result, error or outcome may contain it.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gadgetd/gadgetd/gatekeepers/github/githubtest"
 	"github.com/gadgetd/gadgetd/gatekeepers/internal/githubapi"
-	"github.com/gadgetd/gadgetd/gatekeepers/internal/githubapi/githubtest"
 )
 
 func Example() {

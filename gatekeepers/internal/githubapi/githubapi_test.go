@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gadgetd/gadgetd/gatekeepers/github/githubtest"
 	"github.com/gadgetd/gadgetd/gatekeepers/internal/fetch"
 	"github.com/gadgetd/gadgetd/gatekeepers/internal/githubapi"
-	"github.com/gadgetd/gadgetd/gatekeepers/internal/githubapi/githubtest"
 )
 
 const testToken = "ghp_TestToken0123456789abcdefghijKLMN"

@@ -1,5 +1,6 @@
 // Package githubtest is an in-memory, GitHub-compatible REST API server on
-// loopback, for tests of code that talks to GitHub through package githubapi.
+// loopback, for tests of code that talks to GitHub: the github gatekeeper
+// (through package githubapi), and the gadgets bound to one.
 //
 // It serves the endpoints githubapi uses, at GitHub's URL paths, with GitHub's
 // JSON field names, status codes, error bodies and headers, so that the code
