@@ -37,7 +37,7 @@ func Serve(main schema.Guest_Server) {
 }
 
 // Host returns the capability the host lends every gadget (storage,
-// logging). The caller may keep it for the life of the instance.
+// logging, gatekeepers). The caller may keep it for the life of the instance.
 func Host() schema.Host {
 	return schema.Host(capnp.NewClient(&importHook{index: 0}))
 }
@@ -61,6 +61,21 @@ func Storage(ctx context.Context) schema.Storage {
 	}
 	storage = f.Storage().AddRef()
 	return storage
+}
+
+// Gatekeeper returns the gatekeeper bound to the gadget under name
+// (Host.gatekeeper): the gadget's only way out of its sandbox. Convert it
+// to its kind's interface, as githubpb.GitHub(guest.Gatekeeper(ctx,
+// "issues")). A name that is not bound fails with "no such binding". The
+// caller releases it; once the binding is removed, every call on it fails.
+func Gatekeeper(ctx context.Context, name string) (schema.Gatekeeper, error) {
+	f, release := Host().Gatekeeper(ctx, func(p schema.Host_gatekeeper_Params) error { return p.SetName(name) })
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return schema.Gatekeeper{}, err
+	}
+	return res.Gatekeeper().AddRef(), nil
 }
 
 // deliver runs one frame the host sent into the guest and returns the

@@ -11,6 +11,8 @@ using Go = import "/go.capnp";
 $Go.package("schema");
 $Go.import("github.com/gadgetd/gadgetd/schema");
 
+using Gatekeeper = import "gatekeeper.capnp";
+
 enum Role {
   # What a user may do with a gadget. Ordered from least to most power, so the
   # zero value (viewer) is the safe default for a field nobody set. Today
@@ -88,6 +90,15 @@ interface Host {
   log @1 (level :LogLevel, text :Text);
   # Appends a line to the gadget's log, which its owner reads with
   # `Gadget.logs()`. Long messages are truncated; a flood is rate limited.
+
+  gatekeeper @2 (name :Text) -> (gatekeeper :Gatekeeper.Gatekeeper);
+  # The gatekeeper bound to this gadget under `name` (`Gadget.bind`): its
+  # only way out of the sandbox. Its interface is its kind's, which extends
+  # Gatekeeper. Every call is written to the owner's audit log, and an
+  # action is answered with a simulated result and waits for the owner's
+  # approval. A name that is not bound fails with "no such binding",
+  # whether it never was or was unbound; after `unbind` every reference
+  # fails, also one the gadget kept.
 }
 
 enum LogLevel {

@@ -102,6 +102,143 @@ interface Workspace {
   # framing, to `upload`, then call `finish`, which installs it exactly as
   # `installBlueprint` would. `size` is bounded by the server's blueprint
   # limits; a user may have only a few uploads open at once.
+
+  services @10 () -> (services :List(ServiceInfo));
+  # The services the operator configured, which a gadget of this user can
+  # be bound to (`Gadget.bind`). Their secrets stay in the server.
+
+  gatekeeperSchema @11 (kind :Text) -> (nodes :Data, interfaceId :UInt64, source :Text);
+  # The schema of one kind of gatekeeper ("http", "github"), as
+  # `Gadget.schema()` gives a blueprint's: its compiled nodes, its
+  # interface (which extends `Gatekeeper`), and its `.capnp` source, for
+  # blueprint authors.
+
+  actions @12 (filter :ActionFilter) -> (actions :List(ActionInfo));
+  # The actions the gadgets of this workspace queued, oldest first: side
+  # effects a gatekeeper holds until this user approves them.
+
+  decide @13 (ids :List(Text), approve :Bool) -> (decisions :List(Decision));
+  # Approves or rejects the actions with these ids, each on its own: one
+  # that cannot be decided (unknown, already decided) says why in its
+  # Decision and does not stop the others. An approved action is applied
+  # in its binding's queue order, exactly once; a rejected one is dropped,
+  # and the simulated change it made disappears from the gadget's reads.
+  # Retrying (approve) or dropping (reject) an action left in doubt by a
+  # crash is a decision too.
+
+  audit @14 (filter :AuditFilter) -> (entries :List(AuditEntry));
+  # The audit log: every call the gadgets of this workspace made on a
+  # gatekeeper, and every decision and outcome of an action, newest first.
+  # It keeps a bounded number of entries; the oldest go first.
+
+  watchActions @15 (listener :ActionListener) -> (subscription :Subscription);
+  # Calls listener with every action of this workspace that is queued or
+  # changes state, from now on, until the subscription is released.
+}
+
+struct ServiceInfo {
+  name @0 :Text;
+  kind @1 :Text;
+  description @2 :Text;
+  actions @3 :List(Text);
+  # The methods of its kind that are actions, for `Gadget.setAutoApprove`.
+}
+
+struct BindingInfo {
+  name @0 :Text;
+  # What the gadget asks `Host.gatekeeper` for.
+  service @1 :Text;
+  kind @2 :Text;
+  resource @3 :Text;
+  # The one resource it grants: "owner/repo", a URL prefix.
+  createdBy @4 :Text;
+  createdAt @5 :Int64;
+  # Unix milliseconds.
+  autoApprove @6 :List(Text);
+  # Its action methods that are approved as they are queued.
+}
+
+enum ActionState {
+  pending @0;
+  # Waits for a decision.
+  approved @1;
+  # Waits for its turn to apply.
+  applying @2;
+  applied @3;
+  failed @4;
+  # Its real call failed: see outcome.
+  rejected @5;
+  inDoubt @6;
+  # Its real call had begun when the server stopped, and nothing can tell
+  # whether it took effect: approve retries it, reject drops it.
+}
+
+struct ActionInfo {
+  id @0 :Text;
+  seq @1 :UInt64;
+  gadget @2 :Text;
+  binding @3 :Text;
+  kind @4 :Text;
+  method @5 :Text;
+  user @6 :Text;
+  state @7 :ActionState;
+  description @8 :Text;
+  createdAt @9 :Int64;
+  decidedBy @10 :Text;
+  decidedAt @11 :Int64;
+  doneAt @12 :Int64;
+  outcome @13 :Text;
+  # What applying it did, or why it failed.
+}
+
+struct ActionFilter {
+  states @0 :List(ActionState);
+  # Empty: every state.
+  gadget @1 :Text;
+  afterSeq @2 :UInt64;
+  limit @3 :UInt32;
+  # 0: the server's default.
+}
+
+struct Decision {
+  id @0 :Text;
+  ok @1 :Bool;
+  reason @2 :Text;
+  # Why not, when not ok.
+  action @3 :ActionInfo;
+}
+
+struct AuditFilter {
+  gadget @0 :Text;
+  beforeSeq @1 :UInt64;
+  # 0: from the newest.
+  limit @2 :UInt32;
+}
+
+struct AuditEntry {
+  seq @0 :UInt64;
+  time @1 :Int64;
+  gadget @2 :Text;
+  user @3 :Text;
+  binding @4 :Text;
+  kind @5 :Text;
+  method @6 :Text;
+  action @7 :Bool;
+  # An action (a side effect) rather than an observation (a read).
+  description @8 :Text;
+  outcome @9 :Text;
+  failed @10 :Bool;
+  actionId @11 :Text;
+}
+
+interface ActionListener {
+  changed @0 (action :ActionInfo);
+  missed @1 ();
+  # Changes were dropped because the listener fell behind: list them again.
+}
+
+interface Subscription {
+  # Releasing it ends what it subscribed to.
 }
 
 interface BlueprintUpload {
@@ -172,6 +309,23 @@ interface Gadget {
   # token this capability was obtained with is revoked or the gadget is
   # removed; revoking that token later cuts the frame's session off too.
   # A user holds a bounded number of unused tickets at once.
+
+  bind @7 (name :Text, service :Text, resource :Text) -> (binding :BindingInfo);
+  # Binds a gatekeeper to this gadget under `name`: one resource (`resource`:
+  # a repository "owner/repo", a URL prefix) of one configured service
+  # (`Workspace.services`). Inside its sandbox the gadget reaches it by
+  # name, with `Host.gatekeeper`. Editor or owner only.
+
+  unbind @8 (name :Text);
+  # Removes a binding. Every reference the gadget holds to it, also one it
+  # stored, fails from then on; its actions not yet applied are rejected.
+  # Editor or owner only.
+
+  bindings @9 () -> (bindings :List(BindingInfo));
+
+  setAutoApprove @10 (binding :Text, method :Text, on :Bool);
+  # Approves, as they are queued, the actions of one method of one binding
+  # (`on`), or stops doing so. Editor or owner only.
 }
 
 struct ListedGadget {

@@ -672,6 +672,126 @@ func (c Workspace) UploadBlueprint(ctx context.Context, params func(Workspace_up
 
 }
 
+func (c Workspace) Services(ctx context.Context, params func(Workspace_services_Params) error) (Workspace_services_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      10,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "services",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_services_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_services_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Workspace) GatekeeperSchema(ctx context.Context, params func(Workspace_gatekeeperSchema_Params) error) (Workspace_gatekeeperSchema_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      11,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "gatekeeperSchema",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_gatekeeperSchema_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_gatekeeperSchema_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Workspace) Actions(ctx context.Context, params func(Workspace_actions_Params) error) (Workspace_actions_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      12,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "actions",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_actions_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_actions_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Workspace) Decide(ctx context.Context, params func(Workspace_decide_Params) error) (Workspace_decide_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      13,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "decide",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 8, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_decide_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_decide_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Workspace) Audit(ctx context.Context, params func(Workspace_audit_Params) error) (Workspace_audit_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      14,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "audit",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_audit_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_audit_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Workspace) WatchActions(ctx context.Context, params func(Workspace_watchActions_Params) error) (Workspace_watchActions_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      15,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "watchActions",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_watchActions_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_watchActions_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Workspace) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -764,6 +884,18 @@ type Workspace_Server interface {
 	RevokeToken(context.Context, Workspace_revokeToken) error
 
 	UploadBlueprint(context.Context, Workspace_uploadBlueprint) error
+
+	Services(context.Context, Workspace_services) error
+
+	GatekeeperSchema(context.Context, Workspace_gatekeeperSchema) error
+
+	Actions(context.Context, Workspace_actions) error
+
+	Decide(context.Context, Workspace_decide) error
+
+	Audit(context.Context, Workspace_audit) error
+
+	WatchActions(context.Context, Workspace_watchActions) error
 }
 
 // Workspace_NewServer creates a new Server from an implementation of Workspace_Server.
@@ -782,7 +914,7 @@ func Workspace_ServerToClient(s Workspace_Server) Workspace {
 // This can be used to create a more complicated Server.
 func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 10)
+		methods = make([]server.Method, 0, 16)
 	}
 
 	methods = append(methods, server.Method{
@@ -902,6 +1034,78 @@ func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Met
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.UploadBlueprint(ctx, Workspace_uploadBlueprint{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      10,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "services",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Services(ctx, Workspace_services{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      11,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "gatekeeperSchema",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.GatekeeperSchema(ctx, Workspace_gatekeeperSchema{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      12,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "actions",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Actions(ctx, Workspace_actions{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      13,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "decide",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Decide(ctx, Workspace_decide{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      14,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "audit",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Audit(ctx, Workspace_audit{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      15,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "watchActions",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.WatchActions(ctx, Workspace_watchActions{call})
 		},
 	})
 
@@ -1076,6 +1280,108 @@ func (c Workspace_uploadBlueprint) Args() Workspace_uploadBlueprint_Params {
 func (c Workspace_uploadBlueprint) AllocResults() (Workspace_uploadBlueprint_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
 	return Workspace_uploadBlueprint_Results(r), err
+}
+
+// Workspace_services holds the state for a server call to Workspace.services.
+// See server.Call for documentation.
+type Workspace_services struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_services) Args() Workspace_services_Params {
+	return Workspace_services_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_services) AllocResults() (Workspace_services_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_services_Results(r), err
+}
+
+// Workspace_gatekeeperSchema holds the state for a server call to Workspace.gatekeeperSchema.
+// See server.Call for documentation.
+type Workspace_gatekeeperSchema struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_gatekeeperSchema) Args() Workspace_gatekeeperSchema_Params {
+	return Workspace_gatekeeperSchema_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_gatekeeperSchema) AllocResults() (Workspace_gatekeeperSchema_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 2})
+	return Workspace_gatekeeperSchema_Results(r), err
+}
+
+// Workspace_actions holds the state for a server call to Workspace.actions.
+// See server.Call for documentation.
+type Workspace_actions struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_actions) Args() Workspace_actions_Params {
+	return Workspace_actions_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_actions) AllocResults() (Workspace_actions_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_actions_Results(r), err
+}
+
+// Workspace_decide holds the state for a server call to Workspace.decide.
+// See server.Call for documentation.
+type Workspace_decide struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_decide) Args() Workspace_decide_Params {
+	return Workspace_decide_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_decide) AllocResults() (Workspace_decide_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_decide_Results(r), err
+}
+
+// Workspace_audit holds the state for a server call to Workspace.audit.
+// See server.Call for documentation.
+type Workspace_audit struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_audit) Args() Workspace_audit_Params {
+	return Workspace_audit_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_audit) AllocResults() (Workspace_audit_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_audit_Results(r), err
+}
+
+// Workspace_watchActions holds the state for a server call to Workspace.watchActions.
+// See server.Call for documentation.
+type Workspace_watchActions struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_watchActions) Args() Workspace_watchActions_Params {
+	return Workspace_watchActions_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_watchActions) AllocResults() (Workspace_watchActions_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_watchActions_Results(r), err
 }
 
 // Workspace_List is a list of Workspace.
@@ -2758,6 +3064,2921 @@ func (p Workspace_uploadBlueprint_Results_Future) Upload() BlueprintUpload {
 	return BlueprintUpload(p.Future.Field(0, nil).Client())
 }
 
+type Workspace_services_Params capnp.Struct
+
+// Workspace_services_Params_TypeID is the unique identifier for the type Workspace_services_Params.
+const Workspace_services_Params_TypeID = 0xf19a565bea953533
+
+func NewWorkspace_services_Params(s *capnp.Segment) (Workspace_services_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_services_Params(st), err
+}
+
+func NewRootWorkspace_services_Params(s *capnp.Segment) (Workspace_services_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_services_Params(st), err
+}
+
+func ReadRootWorkspace_services_Params(msg *capnp.Message) (Workspace_services_Params, error) {
+	root, err := msg.Root()
+	return Workspace_services_Params(root.Struct()), err
+}
+
+func (s Workspace_services_Params) String() string {
+	str, _ := text.Marshal(0xf19a565bea953533, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_services_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_services_Params) DecodeFromPtr(p capnp.Ptr) Workspace_services_Params {
+	return Workspace_services_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_services_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_services_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_services_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_services_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Workspace_services_Params_List is a list of Workspace_services_Params.
+type Workspace_services_Params_List = capnp.StructList[Workspace_services_Params]
+
+// NewWorkspace_services_Params creates a new list of Workspace_services_Params.
+func NewWorkspace_services_Params_List(s *capnp.Segment, sz int32) (Workspace_services_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Workspace_services_Params](l), err
+}
+
+// Workspace_services_Params_Future is a wrapper for a Workspace_services_Params promised by a client call.
+type Workspace_services_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_services_Params_Future) Struct() (Workspace_services_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_services_Params(p.Struct()), err
+}
+
+type Workspace_services_Results capnp.Struct
+
+// Workspace_services_Results_TypeID is the unique identifier for the type Workspace_services_Results.
+const Workspace_services_Results_TypeID = 0x8fa8646a880527e7
+
+func NewWorkspace_services_Results(s *capnp.Segment) (Workspace_services_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_services_Results(st), err
+}
+
+func NewRootWorkspace_services_Results(s *capnp.Segment) (Workspace_services_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_services_Results(st), err
+}
+
+func ReadRootWorkspace_services_Results(msg *capnp.Message) (Workspace_services_Results, error) {
+	root, err := msg.Root()
+	return Workspace_services_Results(root.Struct()), err
+}
+
+func (s Workspace_services_Results) String() string {
+	str, _ := text.Marshal(0x8fa8646a880527e7, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_services_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_services_Results) DecodeFromPtr(p capnp.Ptr) Workspace_services_Results {
+	return Workspace_services_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_services_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_services_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_services_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_services_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_services_Results) Services() (ServiceInfo_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return ServiceInfo_List(p.List()), err
+}
+
+func (s Workspace_services_Results) HasServices() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_services_Results) SetServices(v ServiceInfo_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewServices sets the services field to a newly
+// allocated ServiceInfo_List, preferring placement in s's segment.
+func (s Workspace_services_Results) NewServices(n int32) (ServiceInfo_List, error) {
+	l, err := NewServiceInfo_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return ServiceInfo_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Workspace_services_Results_List is a list of Workspace_services_Results.
+type Workspace_services_Results_List = capnp.StructList[Workspace_services_Results]
+
+// NewWorkspace_services_Results creates a new list of Workspace_services_Results.
+func NewWorkspace_services_Results_List(s *capnp.Segment, sz int32) (Workspace_services_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_services_Results](l), err
+}
+
+// Workspace_services_Results_Future is a wrapper for a Workspace_services_Results promised by a client call.
+type Workspace_services_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_services_Results_Future) Struct() (Workspace_services_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_services_Results(p.Struct()), err
+}
+
+type Workspace_gatekeeperSchema_Params capnp.Struct
+
+// Workspace_gatekeeperSchema_Params_TypeID is the unique identifier for the type Workspace_gatekeeperSchema_Params.
+const Workspace_gatekeeperSchema_Params_TypeID = 0xc4ad7084757c4b25
+
+func NewWorkspace_gatekeeperSchema_Params(s *capnp.Segment) (Workspace_gatekeeperSchema_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_gatekeeperSchema_Params(st), err
+}
+
+func NewRootWorkspace_gatekeeperSchema_Params(s *capnp.Segment) (Workspace_gatekeeperSchema_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_gatekeeperSchema_Params(st), err
+}
+
+func ReadRootWorkspace_gatekeeperSchema_Params(msg *capnp.Message) (Workspace_gatekeeperSchema_Params, error) {
+	root, err := msg.Root()
+	return Workspace_gatekeeperSchema_Params(root.Struct()), err
+}
+
+func (s Workspace_gatekeeperSchema_Params) String() string {
+	str, _ := text.Marshal(0xc4ad7084757c4b25, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_gatekeeperSchema_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_gatekeeperSchema_Params) DecodeFromPtr(p capnp.Ptr) Workspace_gatekeeperSchema_Params {
+	return Workspace_gatekeeperSchema_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_gatekeeperSchema_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_gatekeeperSchema_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_gatekeeperSchema_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_gatekeeperSchema_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_gatekeeperSchema_Params) Kind() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Workspace_gatekeeperSchema_Params) HasKind() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_gatekeeperSchema_Params) KindBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Workspace_gatekeeperSchema_Params) SetKind(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Workspace_gatekeeperSchema_Params_List is a list of Workspace_gatekeeperSchema_Params.
+type Workspace_gatekeeperSchema_Params_List = capnp.StructList[Workspace_gatekeeperSchema_Params]
+
+// NewWorkspace_gatekeeperSchema_Params creates a new list of Workspace_gatekeeperSchema_Params.
+func NewWorkspace_gatekeeperSchema_Params_List(s *capnp.Segment, sz int32) (Workspace_gatekeeperSchema_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_gatekeeperSchema_Params](l), err
+}
+
+// Workspace_gatekeeperSchema_Params_Future is a wrapper for a Workspace_gatekeeperSchema_Params promised by a client call.
+type Workspace_gatekeeperSchema_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_gatekeeperSchema_Params_Future) Struct() (Workspace_gatekeeperSchema_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_gatekeeperSchema_Params(p.Struct()), err
+}
+
+type Workspace_gatekeeperSchema_Results capnp.Struct
+
+// Workspace_gatekeeperSchema_Results_TypeID is the unique identifier for the type Workspace_gatekeeperSchema_Results.
+const Workspace_gatekeeperSchema_Results_TypeID = 0x82a0932dc7684e89
+
+func NewWorkspace_gatekeeperSchema_Results(s *capnp.Segment) (Workspace_gatekeeperSchema_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2})
+	return Workspace_gatekeeperSchema_Results(st), err
+}
+
+func NewRootWorkspace_gatekeeperSchema_Results(s *capnp.Segment) (Workspace_gatekeeperSchema_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2})
+	return Workspace_gatekeeperSchema_Results(st), err
+}
+
+func ReadRootWorkspace_gatekeeperSchema_Results(msg *capnp.Message) (Workspace_gatekeeperSchema_Results, error) {
+	root, err := msg.Root()
+	return Workspace_gatekeeperSchema_Results(root.Struct()), err
+}
+
+func (s Workspace_gatekeeperSchema_Results) String() string {
+	str, _ := text.Marshal(0x82a0932dc7684e89, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_gatekeeperSchema_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_gatekeeperSchema_Results) DecodeFromPtr(p capnp.Ptr) Workspace_gatekeeperSchema_Results {
+	return Workspace_gatekeeperSchema_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_gatekeeperSchema_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_gatekeeperSchema_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_gatekeeperSchema_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_gatekeeperSchema_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_gatekeeperSchema_Results) Nodes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return []byte(p.Data()), err
+}
+
+func (s Workspace_gatekeeperSchema_Results) HasNodes() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_gatekeeperSchema_Results) SetNodes(v []byte) error {
+	return capnp.Struct(s).SetData(0, v)
+}
+
+func (s Workspace_gatekeeperSchema_Results) InterfaceId() uint64 {
+	return capnp.Struct(s).Uint64(0)
+}
+
+func (s Workspace_gatekeeperSchema_Results) SetInterfaceId(v uint64) {
+	capnp.Struct(s).SetUint64(0, v)
+}
+
+func (s Workspace_gatekeeperSchema_Results) Source() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s Workspace_gatekeeperSchema_Results) HasSource() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s Workspace_gatekeeperSchema_Results) SourceBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s Workspace_gatekeeperSchema_Results) SetSource(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+// Workspace_gatekeeperSchema_Results_List is a list of Workspace_gatekeeperSchema_Results.
+type Workspace_gatekeeperSchema_Results_List = capnp.StructList[Workspace_gatekeeperSchema_Results]
+
+// NewWorkspace_gatekeeperSchema_Results creates a new list of Workspace_gatekeeperSchema_Results.
+func NewWorkspace_gatekeeperSchema_Results_List(s *capnp.Segment, sz int32) (Workspace_gatekeeperSchema_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2}, sz)
+	return capnp.StructList[Workspace_gatekeeperSchema_Results](l), err
+}
+
+// Workspace_gatekeeperSchema_Results_Future is a wrapper for a Workspace_gatekeeperSchema_Results promised by a client call.
+type Workspace_gatekeeperSchema_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_gatekeeperSchema_Results_Future) Struct() (Workspace_gatekeeperSchema_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_gatekeeperSchema_Results(p.Struct()), err
+}
+
+type Workspace_actions_Params capnp.Struct
+
+// Workspace_actions_Params_TypeID is the unique identifier for the type Workspace_actions_Params.
+const Workspace_actions_Params_TypeID = 0xdfa4ca263bfff8bd
+
+func NewWorkspace_actions_Params(s *capnp.Segment) (Workspace_actions_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_actions_Params(st), err
+}
+
+func NewRootWorkspace_actions_Params(s *capnp.Segment) (Workspace_actions_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_actions_Params(st), err
+}
+
+func ReadRootWorkspace_actions_Params(msg *capnp.Message) (Workspace_actions_Params, error) {
+	root, err := msg.Root()
+	return Workspace_actions_Params(root.Struct()), err
+}
+
+func (s Workspace_actions_Params) String() string {
+	str, _ := text.Marshal(0xdfa4ca263bfff8bd, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_actions_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_actions_Params) DecodeFromPtr(p capnp.Ptr) Workspace_actions_Params {
+	return Workspace_actions_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_actions_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_actions_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_actions_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_actions_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_actions_Params) Filter() (ActionFilter, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return ActionFilter(p.Struct()), err
+}
+
+func (s Workspace_actions_Params) HasFilter() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_actions_Params) SetFilter(v ActionFilter) error {
+	return capnp.Struct(s).SetPtr(0, capnp.Struct(v).ToPtr())
+}
+
+// NewFilter sets the filter field to a newly
+// allocated ActionFilter struct, preferring placement in s's segment.
+func (s Workspace_actions_Params) NewFilter() (ActionFilter, error) {
+	ss, err := NewActionFilter(capnp.Struct(s).Segment())
+	if err != nil {
+		return ActionFilter{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+// Workspace_actions_Params_List is a list of Workspace_actions_Params.
+type Workspace_actions_Params_List = capnp.StructList[Workspace_actions_Params]
+
+// NewWorkspace_actions_Params creates a new list of Workspace_actions_Params.
+func NewWorkspace_actions_Params_List(s *capnp.Segment, sz int32) (Workspace_actions_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_actions_Params](l), err
+}
+
+// Workspace_actions_Params_Future is a wrapper for a Workspace_actions_Params promised by a client call.
+type Workspace_actions_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_actions_Params_Future) Struct() (Workspace_actions_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_actions_Params(p.Struct()), err
+}
+func (p Workspace_actions_Params_Future) Filter() ActionFilter_Future {
+	return ActionFilter_Future{Future: p.Future.Field(0, nil)}
+}
+
+type Workspace_actions_Results capnp.Struct
+
+// Workspace_actions_Results_TypeID is the unique identifier for the type Workspace_actions_Results.
+const Workspace_actions_Results_TypeID = 0xde2643dc8496ccc0
+
+func NewWorkspace_actions_Results(s *capnp.Segment) (Workspace_actions_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_actions_Results(st), err
+}
+
+func NewRootWorkspace_actions_Results(s *capnp.Segment) (Workspace_actions_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_actions_Results(st), err
+}
+
+func ReadRootWorkspace_actions_Results(msg *capnp.Message) (Workspace_actions_Results, error) {
+	root, err := msg.Root()
+	return Workspace_actions_Results(root.Struct()), err
+}
+
+func (s Workspace_actions_Results) String() string {
+	str, _ := text.Marshal(0xde2643dc8496ccc0, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_actions_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_actions_Results) DecodeFromPtr(p capnp.Ptr) Workspace_actions_Results {
+	return Workspace_actions_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_actions_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_actions_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_actions_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_actions_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_actions_Results) Actions() (ActionInfo_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return ActionInfo_List(p.List()), err
+}
+
+func (s Workspace_actions_Results) HasActions() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_actions_Results) SetActions(v ActionInfo_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewActions sets the actions field to a newly
+// allocated ActionInfo_List, preferring placement in s's segment.
+func (s Workspace_actions_Results) NewActions(n int32) (ActionInfo_List, error) {
+	l, err := NewActionInfo_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return ActionInfo_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Workspace_actions_Results_List is a list of Workspace_actions_Results.
+type Workspace_actions_Results_List = capnp.StructList[Workspace_actions_Results]
+
+// NewWorkspace_actions_Results creates a new list of Workspace_actions_Results.
+func NewWorkspace_actions_Results_List(s *capnp.Segment, sz int32) (Workspace_actions_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_actions_Results](l), err
+}
+
+// Workspace_actions_Results_Future is a wrapper for a Workspace_actions_Results promised by a client call.
+type Workspace_actions_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_actions_Results_Future) Struct() (Workspace_actions_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_actions_Results(p.Struct()), err
+}
+
+type Workspace_decide_Params capnp.Struct
+
+// Workspace_decide_Params_TypeID is the unique identifier for the type Workspace_decide_Params.
+const Workspace_decide_Params_TypeID = 0x92178ffd7a140d81
+
+func NewWorkspace_decide_Params(s *capnp.Segment) (Workspace_decide_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return Workspace_decide_Params(st), err
+}
+
+func NewRootWorkspace_decide_Params(s *capnp.Segment) (Workspace_decide_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return Workspace_decide_Params(st), err
+}
+
+func ReadRootWorkspace_decide_Params(msg *capnp.Message) (Workspace_decide_Params, error) {
+	root, err := msg.Root()
+	return Workspace_decide_Params(root.Struct()), err
+}
+
+func (s Workspace_decide_Params) String() string {
+	str, _ := text.Marshal(0x92178ffd7a140d81, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_decide_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_decide_Params) DecodeFromPtr(p capnp.Ptr) Workspace_decide_Params {
+	return Workspace_decide_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_decide_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_decide_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_decide_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_decide_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_decide_Params) Ids() (capnp.TextList, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return capnp.TextList(p.List()), err
+}
+
+func (s Workspace_decide_Params) HasIds() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_decide_Params) SetIds(v capnp.TextList) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewIds sets the ids field to a newly
+// allocated capnp.TextList, preferring placement in s's segment.
+func (s Workspace_decide_Params) NewIds(n int32) (capnp.TextList, error) {
+	l, err := capnp.NewTextList(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return capnp.TextList{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+func (s Workspace_decide_Params) Approve() bool {
+	return capnp.Struct(s).Bit(0)
+}
+
+func (s Workspace_decide_Params) SetApprove(v bool) {
+	capnp.Struct(s).SetBit(0, v)
+}
+
+// Workspace_decide_Params_List is a list of Workspace_decide_Params.
+type Workspace_decide_Params_List = capnp.StructList[Workspace_decide_Params]
+
+// NewWorkspace_decide_Params creates a new list of Workspace_decide_Params.
+func NewWorkspace_decide_Params_List(s *capnp.Segment, sz int32) (Workspace_decide_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_decide_Params](l), err
+}
+
+// Workspace_decide_Params_Future is a wrapper for a Workspace_decide_Params promised by a client call.
+type Workspace_decide_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_decide_Params_Future) Struct() (Workspace_decide_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_decide_Params(p.Struct()), err
+}
+
+type Workspace_decide_Results capnp.Struct
+
+// Workspace_decide_Results_TypeID is the unique identifier for the type Workspace_decide_Results.
+const Workspace_decide_Results_TypeID = 0xde41ae6884731230
+
+func NewWorkspace_decide_Results(s *capnp.Segment) (Workspace_decide_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_decide_Results(st), err
+}
+
+func NewRootWorkspace_decide_Results(s *capnp.Segment) (Workspace_decide_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_decide_Results(st), err
+}
+
+func ReadRootWorkspace_decide_Results(msg *capnp.Message) (Workspace_decide_Results, error) {
+	root, err := msg.Root()
+	return Workspace_decide_Results(root.Struct()), err
+}
+
+func (s Workspace_decide_Results) String() string {
+	str, _ := text.Marshal(0xde41ae6884731230, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_decide_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_decide_Results) DecodeFromPtr(p capnp.Ptr) Workspace_decide_Results {
+	return Workspace_decide_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_decide_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_decide_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_decide_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_decide_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_decide_Results) Decisions() (Decision_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return Decision_List(p.List()), err
+}
+
+func (s Workspace_decide_Results) HasDecisions() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_decide_Results) SetDecisions(v Decision_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewDecisions sets the decisions field to a newly
+// allocated Decision_List, preferring placement in s's segment.
+func (s Workspace_decide_Results) NewDecisions(n int32) (Decision_List, error) {
+	l, err := NewDecision_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return Decision_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Workspace_decide_Results_List is a list of Workspace_decide_Results.
+type Workspace_decide_Results_List = capnp.StructList[Workspace_decide_Results]
+
+// NewWorkspace_decide_Results creates a new list of Workspace_decide_Results.
+func NewWorkspace_decide_Results_List(s *capnp.Segment, sz int32) (Workspace_decide_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_decide_Results](l), err
+}
+
+// Workspace_decide_Results_Future is a wrapper for a Workspace_decide_Results promised by a client call.
+type Workspace_decide_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_decide_Results_Future) Struct() (Workspace_decide_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_decide_Results(p.Struct()), err
+}
+
+type Workspace_audit_Params capnp.Struct
+
+// Workspace_audit_Params_TypeID is the unique identifier for the type Workspace_audit_Params.
+const Workspace_audit_Params_TypeID = 0xdaa4b964784b2c19
+
+func NewWorkspace_audit_Params(s *capnp.Segment) (Workspace_audit_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_audit_Params(st), err
+}
+
+func NewRootWorkspace_audit_Params(s *capnp.Segment) (Workspace_audit_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_audit_Params(st), err
+}
+
+func ReadRootWorkspace_audit_Params(msg *capnp.Message) (Workspace_audit_Params, error) {
+	root, err := msg.Root()
+	return Workspace_audit_Params(root.Struct()), err
+}
+
+func (s Workspace_audit_Params) String() string {
+	str, _ := text.Marshal(0xdaa4b964784b2c19, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_audit_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_audit_Params) DecodeFromPtr(p capnp.Ptr) Workspace_audit_Params {
+	return Workspace_audit_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_audit_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_audit_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_audit_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_audit_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_audit_Params) Filter() (AuditFilter, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return AuditFilter(p.Struct()), err
+}
+
+func (s Workspace_audit_Params) HasFilter() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_audit_Params) SetFilter(v AuditFilter) error {
+	return capnp.Struct(s).SetPtr(0, capnp.Struct(v).ToPtr())
+}
+
+// NewFilter sets the filter field to a newly
+// allocated AuditFilter struct, preferring placement in s's segment.
+func (s Workspace_audit_Params) NewFilter() (AuditFilter, error) {
+	ss, err := NewAuditFilter(capnp.Struct(s).Segment())
+	if err != nil {
+		return AuditFilter{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+// Workspace_audit_Params_List is a list of Workspace_audit_Params.
+type Workspace_audit_Params_List = capnp.StructList[Workspace_audit_Params]
+
+// NewWorkspace_audit_Params creates a new list of Workspace_audit_Params.
+func NewWorkspace_audit_Params_List(s *capnp.Segment, sz int32) (Workspace_audit_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_audit_Params](l), err
+}
+
+// Workspace_audit_Params_Future is a wrapper for a Workspace_audit_Params promised by a client call.
+type Workspace_audit_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_audit_Params_Future) Struct() (Workspace_audit_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_audit_Params(p.Struct()), err
+}
+func (p Workspace_audit_Params_Future) Filter() AuditFilter_Future {
+	return AuditFilter_Future{Future: p.Future.Field(0, nil)}
+}
+
+type Workspace_audit_Results capnp.Struct
+
+// Workspace_audit_Results_TypeID is the unique identifier for the type Workspace_audit_Results.
+const Workspace_audit_Results_TypeID = 0xac31f73382fcd53e
+
+func NewWorkspace_audit_Results(s *capnp.Segment) (Workspace_audit_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_audit_Results(st), err
+}
+
+func NewRootWorkspace_audit_Results(s *capnp.Segment) (Workspace_audit_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_audit_Results(st), err
+}
+
+func ReadRootWorkspace_audit_Results(msg *capnp.Message) (Workspace_audit_Results, error) {
+	root, err := msg.Root()
+	return Workspace_audit_Results(root.Struct()), err
+}
+
+func (s Workspace_audit_Results) String() string {
+	str, _ := text.Marshal(0xac31f73382fcd53e, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_audit_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_audit_Results) DecodeFromPtr(p capnp.Ptr) Workspace_audit_Results {
+	return Workspace_audit_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_audit_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_audit_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_audit_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_audit_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_audit_Results) Entries() (AuditEntry_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return AuditEntry_List(p.List()), err
+}
+
+func (s Workspace_audit_Results) HasEntries() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_audit_Results) SetEntries(v AuditEntry_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewEntries sets the entries field to a newly
+// allocated AuditEntry_List, preferring placement in s's segment.
+func (s Workspace_audit_Results) NewEntries(n int32) (AuditEntry_List, error) {
+	l, err := NewAuditEntry_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return AuditEntry_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Workspace_audit_Results_List is a list of Workspace_audit_Results.
+type Workspace_audit_Results_List = capnp.StructList[Workspace_audit_Results]
+
+// NewWorkspace_audit_Results creates a new list of Workspace_audit_Results.
+func NewWorkspace_audit_Results_List(s *capnp.Segment, sz int32) (Workspace_audit_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_audit_Results](l), err
+}
+
+// Workspace_audit_Results_Future is a wrapper for a Workspace_audit_Results promised by a client call.
+type Workspace_audit_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_audit_Results_Future) Struct() (Workspace_audit_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_audit_Results(p.Struct()), err
+}
+
+type Workspace_watchActions_Params capnp.Struct
+
+// Workspace_watchActions_Params_TypeID is the unique identifier for the type Workspace_watchActions_Params.
+const Workspace_watchActions_Params_TypeID = 0xfee970fafe585f5a
+
+func NewWorkspace_watchActions_Params(s *capnp.Segment) (Workspace_watchActions_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_watchActions_Params(st), err
+}
+
+func NewRootWorkspace_watchActions_Params(s *capnp.Segment) (Workspace_watchActions_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_watchActions_Params(st), err
+}
+
+func ReadRootWorkspace_watchActions_Params(msg *capnp.Message) (Workspace_watchActions_Params, error) {
+	root, err := msg.Root()
+	return Workspace_watchActions_Params(root.Struct()), err
+}
+
+func (s Workspace_watchActions_Params) String() string {
+	str, _ := text.Marshal(0xfee970fafe585f5a, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_watchActions_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_watchActions_Params) DecodeFromPtr(p capnp.Ptr) Workspace_watchActions_Params {
+	return Workspace_watchActions_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_watchActions_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_watchActions_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_watchActions_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_watchActions_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_watchActions_Params) Listener() ActionListener {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return ActionListener(p.Interface().Client())
+}
+
+func (s Workspace_watchActions_Params) HasListener() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_watchActions_Params) SetListener(v ActionListener) error {
+	if !v.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(capnp.Client(v)))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Workspace_watchActions_Params_List is a list of Workspace_watchActions_Params.
+type Workspace_watchActions_Params_List = capnp.StructList[Workspace_watchActions_Params]
+
+// NewWorkspace_watchActions_Params creates a new list of Workspace_watchActions_Params.
+func NewWorkspace_watchActions_Params_List(s *capnp.Segment, sz int32) (Workspace_watchActions_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_watchActions_Params](l), err
+}
+
+// Workspace_watchActions_Params_Future is a wrapper for a Workspace_watchActions_Params promised by a client call.
+type Workspace_watchActions_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_watchActions_Params_Future) Struct() (Workspace_watchActions_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_watchActions_Params(p.Struct()), err
+}
+func (p Workspace_watchActions_Params_Future) Listener() ActionListener {
+	return ActionListener(p.Future.Field(0, nil).Client())
+}
+
+type Workspace_watchActions_Results capnp.Struct
+
+// Workspace_watchActions_Results_TypeID is the unique identifier for the type Workspace_watchActions_Results.
+const Workspace_watchActions_Results_TypeID = 0x82fc957c889bfe28
+
+func NewWorkspace_watchActions_Results(s *capnp.Segment) (Workspace_watchActions_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_watchActions_Results(st), err
+}
+
+func NewRootWorkspace_watchActions_Results(s *capnp.Segment) (Workspace_watchActions_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_watchActions_Results(st), err
+}
+
+func ReadRootWorkspace_watchActions_Results(msg *capnp.Message) (Workspace_watchActions_Results, error) {
+	root, err := msg.Root()
+	return Workspace_watchActions_Results(root.Struct()), err
+}
+
+func (s Workspace_watchActions_Results) String() string {
+	str, _ := text.Marshal(0x82fc957c889bfe28, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_watchActions_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_watchActions_Results) DecodeFromPtr(p capnp.Ptr) Workspace_watchActions_Results {
+	return Workspace_watchActions_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_watchActions_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_watchActions_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_watchActions_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_watchActions_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_watchActions_Results) Subscription() Subscription {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return Subscription(p.Interface().Client())
+}
+
+func (s Workspace_watchActions_Results) HasSubscription() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_watchActions_Results) SetSubscription(v Subscription) error {
+	if !v.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(capnp.Client(v)))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Workspace_watchActions_Results_List is a list of Workspace_watchActions_Results.
+type Workspace_watchActions_Results_List = capnp.StructList[Workspace_watchActions_Results]
+
+// NewWorkspace_watchActions_Results creates a new list of Workspace_watchActions_Results.
+func NewWorkspace_watchActions_Results_List(s *capnp.Segment, sz int32) (Workspace_watchActions_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_watchActions_Results](l), err
+}
+
+// Workspace_watchActions_Results_Future is a wrapper for a Workspace_watchActions_Results promised by a client call.
+type Workspace_watchActions_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_watchActions_Results_Future) Struct() (Workspace_watchActions_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_watchActions_Results(p.Struct()), err
+}
+func (p Workspace_watchActions_Results_Future) Subscription() Subscription {
+	return Subscription(p.Future.Field(0, nil).Client())
+}
+
+type ServiceInfo capnp.Struct
+
+// ServiceInfo_TypeID is the unique identifier for the type ServiceInfo.
+const ServiceInfo_TypeID = 0x9c3322385067fd81
+
+func NewServiceInfo(s *capnp.Segment) (ServiceInfo, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 4})
+	return ServiceInfo(st), err
+}
+
+func NewRootServiceInfo(s *capnp.Segment) (ServiceInfo, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 4})
+	return ServiceInfo(st), err
+}
+
+func ReadRootServiceInfo(msg *capnp.Message) (ServiceInfo, error) {
+	root, err := msg.Root()
+	return ServiceInfo(root.Struct()), err
+}
+
+func (s ServiceInfo) String() string {
+	str, _ := text.Marshal(0x9c3322385067fd81, capnp.Struct(s))
+	return str
+}
+
+func (s ServiceInfo) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (ServiceInfo) DecodeFromPtr(p capnp.Ptr) ServiceInfo {
+	return ServiceInfo(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s ServiceInfo) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s ServiceInfo) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s ServiceInfo) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s ServiceInfo) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s ServiceInfo) Name() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s ServiceInfo) HasName() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s ServiceInfo) NameBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s ServiceInfo) SetName(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s ServiceInfo) Kind() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s ServiceInfo) HasKind() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s ServiceInfo) KindBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s ServiceInfo) SetKind(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s ServiceInfo) Description() (string, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.Text(), err
+}
+
+func (s ServiceInfo) HasDescription() bool {
+	return capnp.Struct(s).HasPtr(2)
+}
+
+func (s ServiceInfo) DescriptionBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.TextBytes(), err
+}
+
+func (s ServiceInfo) SetDescription(v string) error {
+	return capnp.Struct(s).SetText(2, v)
+}
+
+func (s ServiceInfo) Actions() (capnp.TextList, error) {
+	p, err := capnp.Struct(s).Ptr(3)
+	return capnp.TextList(p.List()), err
+}
+
+func (s ServiceInfo) HasActions() bool {
+	return capnp.Struct(s).HasPtr(3)
+}
+
+func (s ServiceInfo) SetActions(v capnp.TextList) error {
+	return capnp.Struct(s).SetPtr(3, v.ToPtr())
+}
+
+// NewActions sets the actions field to a newly
+// allocated capnp.TextList, preferring placement in s's segment.
+func (s ServiceInfo) NewActions(n int32) (capnp.TextList, error) {
+	l, err := capnp.NewTextList(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return capnp.TextList{}, err
+	}
+	err = capnp.Struct(s).SetPtr(3, l.ToPtr())
+	return l, err
+}
+
+// ServiceInfo_List is a list of ServiceInfo.
+type ServiceInfo_List = capnp.StructList[ServiceInfo]
+
+// NewServiceInfo creates a new list of ServiceInfo.
+func NewServiceInfo_List(s *capnp.Segment, sz int32) (ServiceInfo_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 4}, sz)
+	return capnp.StructList[ServiceInfo](l), err
+}
+
+// ServiceInfo_Future is a wrapper for a ServiceInfo promised by a client call.
+type ServiceInfo_Future struct{ *capnp.Future }
+
+func (f ServiceInfo_Future) Struct() (ServiceInfo, error) {
+	p, err := f.Future.Ptr()
+	return ServiceInfo(p.Struct()), err
+}
+
+type BindingInfo capnp.Struct
+
+// BindingInfo_TypeID is the unique identifier for the type BindingInfo.
+const BindingInfo_TypeID = 0xde95600576f2d870
+
+func NewBindingInfo(s *capnp.Segment) (BindingInfo, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 6})
+	return BindingInfo(st), err
+}
+
+func NewRootBindingInfo(s *capnp.Segment) (BindingInfo, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 6})
+	return BindingInfo(st), err
+}
+
+func ReadRootBindingInfo(msg *capnp.Message) (BindingInfo, error) {
+	root, err := msg.Root()
+	return BindingInfo(root.Struct()), err
+}
+
+func (s BindingInfo) String() string {
+	str, _ := text.Marshal(0xde95600576f2d870, capnp.Struct(s))
+	return str
+}
+
+func (s BindingInfo) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (BindingInfo) DecodeFromPtr(p capnp.Ptr) BindingInfo {
+	return BindingInfo(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s BindingInfo) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s BindingInfo) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s BindingInfo) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s BindingInfo) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s BindingInfo) Name() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s BindingInfo) HasName() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s BindingInfo) NameBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s BindingInfo) SetName(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s BindingInfo) Service() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s BindingInfo) HasService() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s BindingInfo) ServiceBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s BindingInfo) SetService(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s BindingInfo) Kind() (string, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.Text(), err
+}
+
+func (s BindingInfo) HasKind() bool {
+	return capnp.Struct(s).HasPtr(2)
+}
+
+func (s BindingInfo) KindBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.TextBytes(), err
+}
+
+func (s BindingInfo) SetKind(v string) error {
+	return capnp.Struct(s).SetText(2, v)
+}
+
+func (s BindingInfo) Resource() (string, error) {
+	p, err := capnp.Struct(s).Ptr(3)
+	return p.Text(), err
+}
+
+func (s BindingInfo) HasResource() bool {
+	return capnp.Struct(s).HasPtr(3)
+}
+
+func (s BindingInfo) ResourceBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(3)
+	return p.TextBytes(), err
+}
+
+func (s BindingInfo) SetResource(v string) error {
+	return capnp.Struct(s).SetText(3, v)
+}
+
+func (s BindingInfo) CreatedBy() (string, error) {
+	p, err := capnp.Struct(s).Ptr(4)
+	return p.Text(), err
+}
+
+func (s BindingInfo) HasCreatedBy() bool {
+	return capnp.Struct(s).HasPtr(4)
+}
+
+func (s BindingInfo) CreatedByBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(4)
+	return p.TextBytes(), err
+}
+
+func (s BindingInfo) SetCreatedBy(v string) error {
+	return capnp.Struct(s).SetText(4, v)
+}
+
+func (s BindingInfo) CreatedAt() int64 {
+	return int64(capnp.Struct(s).Uint64(0))
+}
+
+func (s BindingInfo) SetCreatedAt(v int64) {
+	capnp.Struct(s).SetUint64(0, uint64(v))
+}
+
+func (s BindingInfo) AutoApprove() (capnp.TextList, error) {
+	p, err := capnp.Struct(s).Ptr(5)
+	return capnp.TextList(p.List()), err
+}
+
+func (s BindingInfo) HasAutoApprove() bool {
+	return capnp.Struct(s).HasPtr(5)
+}
+
+func (s BindingInfo) SetAutoApprove(v capnp.TextList) error {
+	return capnp.Struct(s).SetPtr(5, v.ToPtr())
+}
+
+// NewAutoApprove sets the autoApprove field to a newly
+// allocated capnp.TextList, preferring placement in s's segment.
+func (s BindingInfo) NewAutoApprove(n int32) (capnp.TextList, error) {
+	l, err := capnp.NewTextList(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return capnp.TextList{}, err
+	}
+	err = capnp.Struct(s).SetPtr(5, l.ToPtr())
+	return l, err
+}
+
+// BindingInfo_List is a list of BindingInfo.
+type BindingInfo_List = capnp.StructList[BindingInfo]
+
+// NewBindingInfo creates a new list of BindingInfo.
+func NewBindingInfo_List(s *capnp.Segment, sz int32) (BindingInfo_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 6}, sz)
+	return capnp.StructList[BindingInfo](l), err
+}
+
+// BindingInfo_Future is a wrapper for a BindingInfo promised by a client call.
+type BindingInfo_Future struct{ *capnp.Future }
+
+func (f BindingInfo_Future) Struct() (BindingInfo, error) {
+	p, err := f.Future.Ptr()
+	return BindingInfo(p.Struct()), err
+}
+
+type ActionState uint16
+
+// ActionState_TypeID is the unique identifier for the type ActionState.
+const ActionState_TypeID = 0xa69a46c1e03be319
+
+// Values of ActionState.
+const (
+	ActionState_pending  ActionState = 0
+	ActionState_approved ActionState = 1
+	ActionState_applying ActionState = 2
+	ActionState_applied  ActionState = 3
+	ActionState_failed   ActionState = 4
+	ActionState_rejected ActionState = 5
+	ActionState_inDoubt  ActionState = 6
+)
+
+// String returns the enum's constant name.
+func (c ActionState) String() string {
+	switch c {
+	case ActionState_pending:
+		return "pending"
+	case ActionState_approved:
+		return "approved"
+	case ActionState_applying:
+		return "applying"
+	case ActionState_applied:
+		return "applied"
+	case ActionState_failed:
+		return "failed"
+	case ActionState_rejected:
+		return "rejected"
+	case ActionState_inDoubt:
+		return "inDoubt"
+
+	default:
+		return ""
+	}
+}
+
+// ActionStateFromString returns the enum value with a name,
+// or the zero value if there's no such value.
+func ActionStateFromString(c string) ActionState {
+	switch c {
+	case "pending":
+		return ActionState_pending
+	case "approved":
+		return ActionState_approved
+	case "applying":
+		return ActionState_applying
+	case "applied":
+		return ActionState_applied
+	case "failed":
+		return ActionState_failed
+	case "rejected":
+		return ActionState_rejected
+	case "inDoubt":
+		return ActionState_inDoubt
+
+	default:
+		return 0
+	}
+}
+
+type ActionState_List = capnp.EnumList[ActionState]
+
+func NewActionState_List(s *capnp.Segment, sz int32) (ActionState_List, error) {
+	return capnp.NewEnumList[ActionState](s, sz)
+}
+
+type ActionInfo capnp.Struct
+
+// ActionInfo_TypeID is the unique identifier for the type ActionInfo.
+const ActionInfo_TypeID = 0x9a9fb9763b7edd56
+
+func NewActionInfo(s *capnp.Segment) (ActionInfo, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 40, PointerCount: 9})
+	return ActionInfo(st), err
+}
+
+func NewRootActionInfo(s *capnp.Segment) (ActionInfo, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 40, PointerCount: 9})
+	return ActionInfo(st), err
+}
+
+func ReadRootActionInfo(msg *capnp.Message) (ActionInfo, error) {
+	root, err := msg.Root()
+	return ActionInfo(root.Struct()), err
+}
+
+func (s ActionInfo) String() string {
+	str, _ := text.Marshal(0x9a9fb9763b7edd56, capnp.Struct(s))
+	return str
+}
+
+func (s ActionInfo) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (ActionInfo) DecodeFromPtr(p capnp.Ptr) ActionInfo {
+	return ActionInfo(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s ActionInfo) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s ActionInfo) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s ActionInfo) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s ActionInfo) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s ActionInfo) Id() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasId() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s ActionInfo) IdBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetId(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s ActionInfo) Seq() uint64 {
+	return capnp.Struct(s).Uint64(0)
+}
+
+func (s ActionInfo) SetSeq(v uint64) {
+	capnp.Struct(s).SetUint64(0, v)
+}
+
+func (s ActionInfo) Gadget() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasGadget() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s ActionInfo) GadgetBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetGadget(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s ActionInfo) Binding() (string, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasBinding() bool {
+	return capnp.Struct(s).HasPtr(2)
+}
+
+func (s ActionInfo) BindingBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetBinding(v string) error {
+	return capnp.Struct(s).SetText(2, v)
+}
+
+func (s ActionInfo) Kind() (string, error) {
+	p, err := capnp.Struct(s).Ptr(3)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasKind() bool {
+	return capnp.Struct(s).HasPtr(3)
+}
+
+func (s ActionInfo) KindBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(3)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetKind(v string) error {
+	return capnp.Struct(s).SetText(3, v)
+}
+
+func (s ActionInfo) Method() (string, error) {
+	p, err := capnp.Struct(s).Ptr(4)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasMethod() bool {
+	return capnp.Struct(s).HasPtr(4)
+}
+
+func (s ActionInfo) MethodBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(4)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetMethod(v string) error {
+	return capnp.Struct(s).SetText(4, v)
+}
+
+func (s ActionInfo) User() (string, error) {
+	p, err := capnp.Struct(s).Ptr(5)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasUser() bool {
+	return capnp.Struct(s).HasPtr(5)
+}
+
+func (s ActionInfo) UserBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(5)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetUser(v string) error {
+	return capnp.Struct(s).SetText(5, v)
+}
+
+func (s ActionInfo) State() ActionState {
+	return ActionState(capnp.Struct(s).Uint16(8))
+}
+
+func (s ActionInfo) SetState(v ActionState) {
+	capnp.Struct(s).SetUint16(8, uint16(v))
+}
+
+func (s ActionInfo) Description() (string, error) {
+	p, err := capnp.Struct(s).Ptr(6)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasDescription() bool {
+	return capnp.Struct(s).HasPtr(6)
+}
+
+func (s ActionInfo) DescriptionBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(6)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetDescription(v string) error {
+	return capnp.Struct(s).SetText(6, v)
+}
+
+func (s ActionInfo) CreatedAt() int64 {
+	return int64(capnp.Struct(s).Uint64(16))
+}
+
+func (s ActionInfo) SetCreatedAt(v int64) {
+	capnp.Struct(s).SetUint64(16, uint64(v))
+}
+
+func (s ActionInfo) DecidedBy() (string, error) {
+	p, err := capnp.Struct(s).Ptr(7)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasDecidedBy() bool {
+	return capnp.Struct(s).HasPtr(7)
+}
+
+func (s ActionInfo) DecidedByBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(7)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetDecidedBy(v string) error {
+	return capnp.Struct(s).SetText(7, v)
+}
+
+func (s ActionInfo) DecidedAt() int64 {
+	return int64(capnp.Struct(s).Uint64(24))
+}
+
+func (s ActionInfo) SetDecidedAt(v int64) {
+	capnp.Struct(s).SetUint64(24, uint64(v))
+}
+
+func (s ActionInfo) DoneAt() int64 {
+	return int64(capnp.Struct(s).Uint64(32))
+}
+
+func (s ActionInfo) SetDoneAt(v int64) {
+	capnp.Struct(s).SetUint64(32, uint64(v))
+}
+
+func (s ActionInfo) Outcome() (string, error) {
+	p, err := capnp.Struct(s).Ptr(8)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasOutcome() bool {
+	return capnp.Struct(s).HasPtr(8)
+}
+
+func (s ActionInfo) OutcomeBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(8)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetOutcome(v string) error {
+	return capnp.Struct(s).SetText(8, v)
+}
+
+// ActionInfo_List is a list of ActionInfo.
+type ActionInfo_List = capnp.StructList[ActionInfo]
+
+// NewActionInfo creates a new list of ActionInfo.
+func NewActionInfo_List(s *capnp.Segment, sz int32) (ActionInfo_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 40, PointerCount: 9}, sz)
+	return capnp.StructList[ActionInfo](l), err
+}
+
+// ActionInfo_Future is a wrapper for a ActionInfo promised by a client call.
+type ActionInfo_Future struct{ *capnp.Future }
+
+func (f ActionInfo_Future) Struct() (ActionInfo, error) {
+	p, err := f.Future.Ptr()
+	return ActionInfo(p.Struct()), err
+}
+
+type ActionFilter capnp.Struct
+
+// ActionFilter_TypeID is the unique identifier for the type ActionFilter.
+const ActionFilter_TypeID = 0xdd5be115a087d66c
+
+func NewActionFilter(s *capnp.Segment) (ActionFilter, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 2})
+	return ActionFilter(st), err
+}
+
+func NewRootActionFilter(s *capnp.Segment) (ActionFilter, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 2})
+	return ActionFilter(st), err
+}
+
+func ReadRootActionFilter(msg *capnp.Message) (ActionFilter, error) {
+	root, err := msg.Root()
+	return ActionFilter(root.Struct()), err
+}
+
+func (s ActionFilter) String() string {
+	str, _ := text.Marshal(0xdd5be115a087d66c, capnp.Struct(s))
+	return str
+}
+
+func (s ActionFilter) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (ActionFilter) DecodeFromPtr(p capnp.Ptr) ActionFilter {
+	return ActionFilter(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s ActionFilter) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s ActionFilter) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s ActionFilter) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s ActionFilter) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s ActionFilter) States() (ActionState_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return ActionState_List(p.List()), err
+}
+
+func (s ActionFilter) HasStates() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s ActionFilter) SetStates(v ActionState_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewStates sets the states field to a newly
+// allocated ActionState_List, preferring placement in s's segment.
+func (s ActionFilter) NewStates(n int32) (ActionState_List, error) {
+	l, err := NewActionState_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return ActionState_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+func (s ActionFilter) Gadget() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s ActionFilter) HasGadget() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s ActionFilter) GadgetBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s ActionFilter) SetGadget(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s ActionFilter) AfterSeq() uint64 {
+	return capnp.Struct(s).Uint64(0)
+}
+
+func (s ActionFilter) SetAfterSeq(v uint64) {
+	capnp.Struct(s).SetUint64(0, v)
+}
+
+func (s ActionFilter) Limit() uint32 {
+	return capnp.Struct(s).Uint32(8)
+}
+
+func (s ActionFilter) SetLimit(v uint32) {
+	capnp.Struct(s).SetUint32(8, v)
+}
+
+// ActionFilter_List is a list of ActionFilter.
+type ActionFilter_List = capnp.StructList[ActionFilter]
+
+// NewActionFilter creates a new list of ActionFilter.
+func NewActionFilter_List(s *capnp.Segment, sz int32) (ActionFilter_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 16, PointerCount: 2}, sz)
+	return capnp.StructList[ActionFilter](l), err
+}
+
+// ActionFilter_Future is a wrapper for a ActionFilter promised by a client call.
+type ActionFilter_Future struct{ *capnp.Future }
+
+func (f ActionFilter_Future) Struct() (ActionFilter, error) {
+	p, err := f.Future.Ptr()
+	return ActionFilter(p.Struct()), err
+}
+
+type Decision capnp.Struct
+
+// Decision_TypeID is the unique identifier for the type Decision.
+const Decision_TypeID = 0xa83e2cdf16844c50
+
+func NewDecision(s *capnp.Segment) (Decision, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 3})
+	return Decision(st), err
+}
+
+func NewRootDecision(s *capnp.Segment) (Decision, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 3})
+	return Decision(st), err
+}
+
+func ReadRootDecision(msg *capnp.Message) (Decision, error) {
+	root, err := msg.Root()
+	return Decision(root.Struct()), err
+}
+
+func (s Decision) String() string {
+	str, _ := text.Marshal(0xa83e2cdf16844c50, capnp.Struct(s))
+	return str
+}
+
+func (s Decision) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Decision) DecodeFromPtr(p capnp.Ptr) Decision {
+	return Decision(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Decision) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Decision) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Decision) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Decision) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Decision) Id() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Decision) HasId() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Decision) IdBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Decision) SetId(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Decision) Ok() bool {
+	return capnp.Struct(s).Bit(0)
+}
+
+func (s Decision) SetOk(v bool) {
+	capnp.Struct(s).SetBit(0, v)
+}
+
+func (s Decision) Reason() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s Decision) HasReason() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s Decision) ReasonBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s Decision) SetReason(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s Decision) Action() (ActionInfo, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return ActionInfo(p.Struct()), err
+}
+
+func (s Decision) HasAction() bool {
+	return capnp.Struct(s).HasPtr(2)
+}
+
+func (s Decision) SetAction(v ActionInfo) error {
+	return capnp.Struct(s).SetPtr(2, capnp.Struct(v).ToPtr())
+}
+
+// NewAction sets the action field to a newly
+// allocated ActionInfo struct, preferring placement in s's segment.
+func (s Decision) NewAction() (ActionInfo, error) {
+	ss, err := NewActionInfo(capnp.Struct(s).Segment())
+	if err != nil {
+		return ActionInfo{}, err
+	}
+	err = capnp.Struct(s).SetPtr(2, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+// Decision_List is a list of Decision.
+type Decision_List = capnp.StructList[Decision]
+
+// NewDecision creates a new list of Decision.
+func NewDecision_List(s *capnp.Segment, sz int32) (Decision_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 3}, sz)
+	return capnp.StructList[Decision](l), err
+}
+
+// Decision_Future is a wrapper for a Decision promised by a client call.
+type Decision_Future struct{ *capnp.Future }
+
+func (f Decision_Future) Struct() (Decision, error) {
+	p, err := f.Future.Ptr()
+	return Decision(p.Struct()), err
+}
+func (p Decision_Future) Action() ActionInfo_Future {
+	return ActionInfo_Future{Future: p.Future.Field(2, nil)}
+}
+
+type AuditFilter capnp.Struct
+
+// AuditFilter_TypeID is the unique identifier for the type AuditFilter.
+const AuditFilter_TypeID = 0xefba1a4f8b9168ee
+
+func NewAuditFilter(s *capnp.Segment) (AuditFilter, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 1})
+	return AuditFilter(st), err
+}
+
+func NewRootAuditFilter(s *capnp.Segment) (AuditFilter, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 1})
+	return AuditFilter(st), err
+}
+
+func ReadRootAuditFilter(msg *capnp.Message) (AuditFilter, error) {
+	root, err := msg.Root()
+	return AuditFilter(root.Struct()), err
+}
+
+func (s AuditFilter) String() string {
+	str, _ := text.Marshal(0xefba1a4f8b9168ee, capnp.Struct(s))
+	return str
+}
+
+func (s AuditFilter) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (AuditFilter) DecodeFromPtr(p capnp.Ptr) AuditFilter {
+	return AuditFilter(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s AuditFilter) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s AuditFilter) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s AuditFilter) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s AuditFilter) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s AuditFilter) Gadget() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s AuditFilter) HasGadget() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s AuditFilter) GadgetBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s AuditFilter) SetGadget(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s AuditFilter) BeforeSeq() uint64 {
+	return capnp.Struct(s).Uint64(0)
+}
+
+func (s AuditFilter) SetBeforeSeq(v uint64) {
+	capnp.Struct(s).SetUint64(0, v)
+}
+
+func (s AuditFilter) Limit() uint32 {
+	return capnp.Struct(s).Uint32(8)
+}
+
+func (s AuditFilter) SetLimit(v uint32) {
+	capnp.Struct(s).SetUint32(8, v)
+}
+
+// AuditFilter_List is a list of AuditFilter.
+type AuditFilter_List = capnp.StructList[AuditFilter]
+
+// NewAuditFilter creates a new list of AuditFilter.
+func NewAuditFilter_List(s *capnp.Segment, sz int32) (AuditFilter_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 16, PointerCount: 1}, sz)
+	return capnp.StructList[AuditFilter](l), err
+}
+
+// AuditFilter_Future is a wrapper for a AuditFilter promised by a client call.
+type AuditFilter_Future struct{ *capnp.Future }
+
+func (f AuditFilter_Future) Struct() (AuditFilter, error) {
+	p, err := f.Future.Ptr()
+	return AuditFilter(p.Struct()), err
+}
+
+type AuditEntry capnp.Struct
+
+// AuditEntry_TypeID is the unique identifier for the type AuditEntry.
+const AuditEntry_TypeID = 0xda91f3293135c315
+
+func NewAuditEntry(s *capnp.Segment) (AuditEntry, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 8})
+	return AuditEntry(st), err
+}
+
+func NewRootAuditEntry(s *capnp.Segment) (AuditEntry, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 8})
+	return AuditEntry(st), err
+}
+
+func ReadRootAuditEntry(msg *capnp.Message) (AuditEntry, error) {
+	root, err := msg.Root()
+	return AuditEntry(root.Struct()), err
+}
+
+func (s AuditEntry) String() string {
+	str, _ := text.Marshal(0xda91f3293135c315, capnp.Struct(s))
+	return str
+}
+
+func (s AuditEntry) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (AuditEntry) DecodeFromPtr(p capnp.Ptr) AuditEntry {
+	return AuditEntry(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s AuditEntry) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s AuditEntry) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s AuditEntry) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s AuditEntry) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s AuditEntry) Seq() uint64 {
+	return capnp.Struct(s).Uint64(0)
+}
+
+func (s AuditEntry) SetSeq(v uint64) {
+	capnp.Struct(s).SetUint64(0, v)
+}
+
+func (s AuditEntry) Time() int64 {
+	return int64(capnp.Struct(s).Uint64(8))
+}
+
+func (s AuditEntry) SetTime(v int64) {
+	capnp.Struct(s).SetUint64(8, uint64(v))
+}
+
+func (s AuditEntry) Gadget() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s AuditEntry) HasGadget() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s AuditEntry) GadgetBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s AuditEntry) SetGadget(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s AuditEntry) User() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s AuditEntry) HasUser() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s AuditEntry) UserBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s AuditEntry) SetUser(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s AuditEntry) Binding() (string, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.Text(), err
+}
+
+func (s AuditEntry) HasBinding() bool {
+	return capnp.Struct(s).HasPtr(2)
+}
+
+func (s AuditEntry) BindingBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.TextBytes(), err
+}
+
+func (s AuditEntry) SetBinding(v string) error {
+	return capnp.Struct(s).SetText(2, v)
+}
+
+func (s AuditEntry) Kind() (string, error) {
+	p, err := capnp.Struct(s).Ptr(3)
+	return p.Text(), err
+}
+
+func (s AuditEntry) HasKind() bool {
+	return capnp.Struct(s).HasPtr(3)
+}
+
+func (s AuditEntry) KindBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(3)
+	return p.TextBytes(), err
+}
+
+func (s AuditEntry) SetKind(v string) error {
+	return capnp.Struct(s).SetText(3, v)
+}
+
+func (s AuditEntry) Method() (string, error) {
+	p, err := capnp.Struct(s).Ptr(4)
+	return p.Text(), err
+}
+
+func (s AuditEntry) HasMethod() bool {
+	return capnp.Struct(s).HasPtr(4)
+}
+
+func (s AuditEntry) MethodBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(4)
+	return p.TextBytes(), err
+}
+
+func (s AuditEntry) SetMethod(v string) error {
+	return capnp.Struct(s).SetText(4, v)
+}
+
+func (s AuditEntry) Action() bool {
+	return capnp.Struct(s).Bit(128)
+}
+
+func (s AuditEntry) SetAction(v bool) {
+	capnp.Struct(s).SetBit(128, v)
+}
+
+func (s AuditEntry) Description() (string, error) {
+	p, err := capnp.Struct(s).Ptr(5)
+	return p.Text(), err
+}
+
+func (s AuditEntry) HasDescription() bool {
+	return capnp.Struct(s).HasPtr(5)
+}
+
+func (s AuditEntry) DescriptionBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(5)
+	return p.TextBytes(), err
+}
+
+func (s AuditEntry) SetDescription(v string) error {
+	return capnp.Struct(s).SetText(5, v)
+}
+
+func (s AuditEntry) Outcome() (string, error) {
+	p, err := capnp.Struct(s).Ptr(6)
+	return p.Text(), err
+}
+
+func (s AuditEntry) HasOutcome() bool {
+	return capnp.Struct(s).HasPtr(6)
+}
+
+func (s AuditEntry) OutcomeBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(6)
+	return p.TextBytes(), err
+}
+
+func (s AuditEntry) SetOutcome(v string) error {
+	return capnp.Struct(s).SetText(6, v)
+}
+
+func (s AuditEntry) Failed() bool {
+	return capnp.Struct(s).Bit(129)
+}
+
+func (s AuditEntry) SetFailed(v bool) {
+	capnp.Struct(s).SetBit(129, v)
+}
+
+func (s AuditEntry) ActionId() (string, error) {
+	p, err := capnp.Struct(s).Ptr(7)
+	return p.Text(), err
+}
+
+func (s AuditEntry) HasActionId() bool {
+	return capnp.Struct(s).HasPtr(7)
+}
+
+func (s AuditEntry) ActionIdBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(7)
+	return p.TextBytes(), err
+}
+
+func (s AuditEntry) SetActionId(v string) error {
+	return capnp.Struct(s).SetText(7, v)
+}
+
+// AuditEntry_List is a list of AuditEntry.
+type AuditEntry_List = capnp.StructList[AuditEntry]
+
+// NewAuditEntry creates a new list of AuditEntry.
+func NewAuditEntry_List(s *capnp.Segment, sz int32) (AuditEntry_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 24, PointerCount: 8}, sz)
+	return capnp.StructList[AuditEntry](l), err
+}
+
+// AuditEntry_Future is a wrapper for a AuditEntry promised by a client call.
+type AuditEntry_Future struct{ *capnp.Future }
+
+func (f AuditEntry_Future) Struct() (AuditEntry, error) {
+	p, err := f.Future.Ptr()
+	return AuditEntry(p.Struct()), err
+}
+
+type ActionListener capnp.Client
+
+// ActionListener_TypeID is the unique identifier for the type ActionListener.
+const ActionListener_TypeID = 0xdc1475800b957866
+
+func (c ActionListener) Changed(ctx context.Context, params func(ActionListener_changed_Params) error) (ActionListener_changed_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xdc1475800b957866,
+			MethodID:      0,
+			InterfaceName: "workspace.capnp:ActionListener",
+			MethodName:    "changed",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(ActionListener_changed_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return ActionListener_changed_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c ActionListener) Missed(ctx context.Context, params func(ActionListener_missed_Params) error) (ActionListener_missed_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xdc1475800b957866,
+			MethodID:      1,
+			InterfaceName: "workspace.capnp:ActionListener",
+			MethodName:    "missed",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(ActionListener_missed_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return ActionListener_missed_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c ActionListener) WaitStreaming() error {
+	return capnp.Client(c).WaitStreaming()
+}
+
+// String returns a string that identifies this capability for debugging
+// purposes.  Its format should not be depended on: in particular, it
+// should not be used to compare clients.  Use IsSame to compare clients
+// for equality.
+func (c ActionListener) String() string {
+	return "ActionListener(" + capnp.Client(c).String() + ")"
+}
+
+// AddRef creates a new Client that refers to the same capability as c.
+// If c is nil or has resolved to null, then AddRef returns nil.
+func (c ActionListener) AddRef() ActionListener {
+	return ActionListener(capnp.Client(c).AddRef())
+}
+
+// Release releases a capability reference.  If this is the last
+// reference to the capability, then the underlying resources associated
+// with the capability will be released.
+//
+// Release will panic if c has already been released, but not if c is
+// nil or resolved to null.
+func (c ActionListener) Release() {
+	capnp.Client(c).Release()
+}
+
+// Resolve blocks until the capability is fully resolved or the Context
+// expires.
+func (c ActionListener) Resolve(ctx context.Context) error {
+	return capnp.Client(c).Resolve(ctx)
+}
+
+func (c ActionListener) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Client(c).EncodeAsPtr(seg)
+}
+
+func (ActionListener) DecodeFromPtr(p capnp.Ptr) ActionListener {
+	return ActionListener(capnp.Client{}.DecodeFromPtr(p))
+}
+
+// IsValid reports whether c is a valid reference to a capability.
+// A reference is invalid if it is nil, has resolved to null, or has
+// been released.
+func (c ActionListener) IsValid() bool {
+	return capnp.Client(c).IsValid()
+}
+
+// IsSame reports whether c and other refer to a capability created by the
+// same call to NewClient.  This can return false negatives if c or other
+// are not fully resolved: use Resolve if this is an issue.  If either
+// c or other are released, then IsSame panics.
+func (c ActionListener) IsSame(other ActionListener) bool {
+	return capnp.Client(c).IsSame(capnp.Client(other))
+}
+
+// Update the flowcontrol.FlowLimiter used to manage flow control for
+// this client. This affects all future calls, but not calls already
+// waiting to send. Passing nil sets the value to flowcontrol.NopLimiter,
+// which is also the default.
+func (c ActionListener) SetFlowLimiter(lim fc.FlowLimiter) {
+	capnp.Client(c).SetFlowLimiter(lim)
+}
+
+// Get the current flowcontrol.FlowLimiter used to manage flow control
+// for this client.
+func (c ActionListener) GetFlowLimiter() fc.FlowLimiter {
+	return capnp.Client(c).GetFlowLimiter()
+}
+
+// A ActionListener_Server is a ActionListener with a local implementation.
+type ActionListener_Server interface {
+	Changed(context.Context, ActionListener_changed) error
+
+	Missed(context.Context, ActionListener_missed) error
+}
+
+// ActionListener_NewServer creates a new Server from an implementation of ActionListener_Server.
+func ActionListener_NewServer(s ActionListener_Server) *server.Server {
+	c, _ := s.(server.Shutdowner)
+	return server.New(ActionListener_Methods(nil, s), s, c)
+}
+
+// ActionListener_ServerToClient creates a new Client from an implementation of ActionListener_Server.
+// The caller is responsible for calling Release on the returned Client.
+func ActionListener_ServerToClient(s ActionListener_Server) ActionListener {
+	return ActionListener(capnp.NewClient(ActionListener_NewServer(s)))
+}
+
+// ActionListener_Methods appends Methods to a slice that invoke the methods on s.
+// This can be used to create a more complicated Server.
+func ActionListener_Methods(methods []server.Method, s ActionListener_Server) []server.Method {
+	if cap(methods) == 0 {
+		methods = make([]server.Method, 0, 2)
+	}
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xdc1475800b957866,
+			MethodID:      0,
+			InterfaceName: "workspace.capnp:ActionListener",
+			MethodName:    "changed",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Changed(ctx, ActionListener_changed{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xdc1475800b957866,
+			MethodID:      1,
+			InterfaceName: "workspace.capnp:ActionListener",
+			MethodName:    "missed",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Missed(ctx, ActionListener_missed{call})
+		},
+	})
+
+	return methods
+}
+
+// ActionListener_changed holds the state for a server call to ActionListener.changed.
+// See server.Call for documentation.
+type ActionListener_changed struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c ActionListener_changed) Args() ActionListener_changed_Params {
+	return ActionListener_changed_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c ActionListener_changed) AllocResults() (ActionListener_changed_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return ActionListener_changed_Results(r), err
+}
+
+// ActionListener_missed holds the state for a server call to ActionListener.missed.
+// See server.Call for documentation.
+type ActionListener_missed struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c ActionListener_missed) Args() ActionListener_missed_Params {
+	return ActionListener_missed_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c ActionListener_missed) AllocResults() (ActionListener_missed_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return ActionListener_missed_Results(r), err
+}
+
+// ActionListener_List is a list of ActionListener.
+type ActionListener_List = capnp.CapList[ActionListener]
+
+// NewActionListener_List creates a new list of ActionListener.
+func NewActionListener_List(s *capnp.Segment, sz int32) (ActionListener_List, error) {
+	l, err := capnp.NewPointerList(s, sz)
+	return capnp.CapList[ActionListener](l), err
+}
+
+type ActionListener_changed_Params capnp.Struct
+
+// ActionListener_changed_Params_TypeID is the unique identifier for the type ActionListener_changed_Params.
+const ActionListener_changed_Params_TypeID = 0xdc41118c9124cc54
+
+func NewActionListener_changed_Params(s *capnp.Segment) (ActionListener_changed_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return ActionListener_changed_Params(st), err
+}
+
+func NewRootActionListener_changed_Params(s *capnp.Segment) (ActionListener_changed_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return ActionListener_changed_Params(st), err
+}
+
+func ReadRootActionListener_changed_Params(msg *capnp.Message) (ActionListener_changed_Params, error) {
+	root, err := msg.Root()
+	return ActionListener_changed_Params(root.Struct()), err
+}
+
+func (s ActionListener_changed_Params) String() string {
+	str, _ := text.Marshal(0xdc41118c9124cc54, capnp.Struct(s))
+	return str
+}
+
+func (s ActionListener_changed_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (ActionListener_changed_Params) DecodeFromPtr(p capnp.Ptr) ActionListener_changed_Params {
+	return ActionListener_changed_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s ActionListener_changed_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s ActionListener_changed_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s ActionListener_changed_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s ActionListener_changed_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s ActionListener_changed_Params) Action() (ActionInfo, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return ActionInfo(p.Struct()), err
+}
+
+func (s ActionListener_changed_Params) HasAction() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s ActionListener_changed_Params) SetAction(v ActionInfo) error {
+	return capnp.Struct(s).SetPtr(0, capnp.Struct(v).ToPtr())
+}
+
+// NewAction sets the action field to a newly
+// allocated ActionInfo struct, preferring placement in s's segment.
+func (s ActionListener_changed_Params) NewAction() (ActionInfo, error) {
+	ss, err := NewActionInfo(capnp.Struct(s).Segment())
+	if err != nil {
+		return ActionInfo{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+// ActionListener_changed_Params_List is a list of ActionListener_changed_Params.
+type ActionListener_changed_Params_List = capnp.StructList[ActionListener_changed_Params]
+
+// NewActionListener_changed_Params creates a new list of ActionListener_changed_Params.
+func NewActionListener_changed_Params_List(s *capnp.Segment, sz int32) (ActionListener_changed_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[ActionListener_changed_Params](l), err
+}
+
+// ActionListener_changed_Params_Future is a wrapper for a ActionListener_changed_Params promised by a client call.
+type ActionListener_changed_Params_Future struct{ *capnp.Future }
+
+func (f ActionListener_changed_Params_Future) Struct() (ActionListener_changed_Params, error) {
+	p, err := f.Future.Ptr()
+	return ActionListener_changed_Params(p.Struct()), err
+}
+func (p ActionListener_changed_Params_Future) Action() ActionInfo_Future {
+	return ActionInfo_Future{Future: p.Future.Field(0, nil)}
+}
+
+type ActionListener_changed_Results capnp.Struct
+
+// ActionListener_changed_Results_TypeID is the unique identifier for the type ActionListener_changed_Results.
+const ActionListener_changed_Results_TypeID = 0xad5553d3727b21b2
+
+func NewActionListener_changed_Results(s *capnp.Segment) (ActionListener_changed_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return ActionListener_changed_Results(st), err
+}
+
+func NewRootActionListener_changed_Results(s *capnp.Segment) (ActionListener_changed_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return ActionListener_changed_Results(st), err
+}
+
+func ReadRootActionListener_changed_Results(msg *capnp.Message) (ActionListener_changed_Results, error) {
+	root, err := msg.Root()
+	return ActionListener_changed_Results(root.Struct()), err
+}
+
+func (s ActionListener_changed_Results) String() string {
+	str, _ := text.Marshal(0xad5553d3727b21b2, capnp.Struct(s))
+	return str
+}
+
+func (s ActionListener_changed_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (ActionListener_changed_Results) DecodeFromPtr(p capnp.Ptr) ActionListener_changed_Results {
+	return ActionListener_changed_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s ActionListener_changed_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s ActionListener_changed_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s ActionListener_changed_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s ActionListener_changed_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// ActionListener_changed_Results_List is a list of ActionListener_changed_Results.
+type ActionListener_changed_Results_List = capnp.StructList[ActionListener_changed_Results]
+
+// NewActionListener_changed_Results creates a new list of ActionListener_changed_Results.
+func NewActionListener_changed_Results_List(s *capnp.Segment, sz int32) (ActionListener_changed_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[ActionListener_changed_Results](l), err
+}
+
+// ActionListener_changed_Results_Future is a wrapper for a ActionListener_changed_Results promised by a client call.
+type ActionListener_changed_Results_Future struct{ *capnp.Future }
+
+func (f ActionListener_changed_Results_Future) Struct() (ActionListener_changed_Results, error) {
+	p, err := f.Future.Ptr()
+	return ActionListener_changed_Results(p.Struct()), err
+}
+
+type ActionListener_missed_Params capnp.Struct
+
+// ActionListener_missed_Params_TypeID is the unique identifier for the type ActionListener_missed_Params.
+const ActionListener_missed_Params_TypeID = 0xb3342aa6d6a61eb5
+
+func NewActionListener_missed_Params(s *capnp.Segment) (ActionListener_missed_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return ActionListener_missed_Params(st), err
+}
+
+func NewRootActionListener_missed_Params(s *capnp.Segment) (ActionListener_missed_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return ActionListener_missed_Params(st), err
+}
+
+func ReadRootActionListener_missed_Params(msg *capnp.Message) (ActionListener_missed_Params, error) {
+	root, err := msg.Root()
+	return ActionListener_missed_Params(root.Struct()), err
+}
+
+func (s ActionListener_missed_Params) String() string {
+	str, _ := text.Marshal(0xb3342aa6d6a61eb5, capnp.Struct(s))
+	return str
+}
+
+func (s ActionListener_missed_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (ActionListener_missed_Params) DecodeFromPtr(p capnp.Ptr) ActionListener_missed_Params {
+	return ActionListener_missed_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s ActionListener_missed_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s ActionListener_missed_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s ActionListener_missed_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s ActionListener_missed_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// ActionListener_missed_Params_List is a list of ActionListener_missed_Params.
+type ActionListener_missed_Params_List = capnp.StructList[ActionListener_missed_Params]
+
+// NewActionListener_missed_Params creates a new list of ActionListener_missed_Params.
+func NewActionListener_missed_Params_List(s *capnp.Segment, sz int32) (ActionListener_missed_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[ActionListener_missed_Params](l), err
+}
+
+// ActionListener_missed_Params_Future is a wrapper for a ActionListener_missed_Params promised by a client call.
+type ActionListener_missed_Params_Future struct{ *capnp.Future }
+
+func (f ActionListener_missed_Params_Future) Struct() (ActionListener_missed_Params, error) {
+	p, err := f.Future.Ptr()
+	return ActionListener_missed_Params(p.Struct()), err
+}
+
+type ActionListener_missed_Results capnp.Struct
+
+// ActionListener_missed_Results_TypeID is the unique identifier for the type ActionListener_missed_Results.
+const ActionListener_missed_Results_TypeID = 0xc62999555eeba0df
+
+func NewActionListener_missed_Results(s *capnp.Segment) (ActionListener_missed_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return ActionListener_missed_Results(st), err
+}
+
+func NewRootActionListener_missed_Results(s *capnp.Segment) (ActionListener_missed_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return ActionListener_missed_Results(st), err
+}
+
+func ReadRootActionListener_missed_Results(msg *capnp.Message) (ActionListener_missed_Results, error) {
+	root, err := msg.Root()
+	return ActionListener_missed_Results(root.Struct()), err
+}
+
+func (s ActionListener_missed_Results) String() string {
+	str, _ := text.Marshal(0xc62999555eeba0df, capnp.Struct(s))
+	return str
+}
+
+func (s ActionListener_missed_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (ActionListener_missed_Results) DecodeFromPtr(p capnp.Ptr) ActionListener_missed_Results {
+	return ActionListener_missed_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s ActionListener_missed_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s ActionListener_missed_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s ActionListener_missed_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s ActionListener_missed_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// ActionListener_missed_Results_List is a list of ActionListener_missed_Results.
+type ActionListener_missed_Results_List = capnp.StructList[ActionListener_missed_Results]
+
+// NewActionListener_missed_Results creates a new list of ActionListener_missed_Results.
+func NewActionListener_missed_Results_List(s *capnp.Segment, sz int32) (ActionListener_missed_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[ActionListener_missed_Results](l), err
+}
+
+// ActionListener_missed_Results_Future is a wrapper for a ActionListener_missed_Results promised by a client call.
+type ActionListener_missed_Results_Future struct{ *capnp.Future }
+
+func (f ActionListener_missed_Results_Future) Struct() (ActionListener_missed_Results, error) {
+	p, err := f.Future.Ptr()
+	return ActionListener_missed_Results(p.Struct()), err
+}
+
+type Subscription capnp.Client
+
+// Subscription_TypeID is the unique identifier for the type Subscription.
+const Subscription_TypeID = 0x800ed120dc7833ce
+
+func (c Subscription) WaitStreaming() error {
+	return capnp.Client(c).WaitStreaming()
+}
+
+// String returns a string that identifies this capability for debugging
+// purposes.  Its format should not be depended on: in particular, it
+// should not be used to compare clients.  Use IsSame to compare clients
+// for equality.
+func (c Subscription) String() string {
+	return "Subscription(" + capnp.Client(c).String() + ")"
+}
+
+// AddRef creates a new Client that refers to the same capability as c.
+// If c is nil or has resolved to null, then AddRef returns nil.
+func (c Subscription) AddRef() Subscription {
+	return Subscription(capnp.Client(c).AddRef())
+}
+
+// Release releases a capability reference.  If this is the last
+// reference to the capability, then the underlying resources associated
+// with the capability will be released.
+//
+// Release will panic if c has already been released, but not if c is
+// nil or resolved to null.
+func (c Subscription) Release() {
+	capnp.Client(c).Release()
+}
+
+// Resolve blocks until the capability is fully resolved or the Context
+// expires.
+func (c Subscription) Resolve(ctx context.Context) error {
+	return capnp.Client(c).Resolve(ctx)
+}
+
+func (c Subscription) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Client(c).EncodeAsPtr(seg)
+}
+
+func (Subscription) DecodeFromPtr(p capnp.Ptr) Subscription {
+	return Subscription(capnp.Client{}.DecodeFromPtr(p))
+}
+
+// IsValid reports whether c is a valid reference to a capability.
+// A reference is invalid if it is nil, has resolved to null, or has
+// been released.
+func (c Subscription) IsValid() bool {
+	return capnp.Client(c).IsValid()
+}
+
+// IsSame reports whether c and other refer to a capability created by the
+// same call to NewClient.  This can return false negatives if c or other
+// are not fully resolved: use Resolve if this is an issue.  If either
+// c or other are released, then IsSame panics.
+func (c Subscription) IsSame(other Subscription) bool {
+	return capnp.Client(c).IsSame(capnp.Client(other))
+}
+
+// Update the flowcontrol.FlowLimiter used to manage flow control for
+// this client. This affects all future calls, but not calls already
+// waiting to send. Passing nil sets the value to flowcontrol.NopLimiter,
+// which is also the default.
+func (c Subscription) SetFlowLimiter(lim fc.FlowLimiter) {
+	capnp.Client(c).SetFlowLimiter(lim)
+}
+
+// Get the current flowcontrol.FlowLimiter used to manage flow control
+// for this client.
+func (c Subscription) GetFlowLimiter() fc.FlowLimiter {
+	return capnp.Client(c).GetFlowLimiter()
+}
+
+// A Subscription_Server is a Subscription with a local implementation.
+type Subscription_Server interface {
+}
+
+// Subscription_NewServer creates a new Server from an implementation of Subscription_Server.
+func Subscription_NewServer(s Subscription_Server) *server.Server {
+	c, _ := s.(server.Shutdowner)
+	return server.New(Subscription_Methods(nil, s), s, c)
+}
+
+// Subscription_ServerToClient creates a new Client from an implementation of Subscription_Server.
+// The caller is responsible for calling Release on the returned Client.
+func Subscription_ServerToClient(s Subscription_Server) Subscription {
+	return Subscription(capnp.NewClient(Subscription_NewServer(s)))
+}
+
+// Subscription_Methods appends Methods to a slice that invoke the methods on s.
+// This can be used to create a more complicated Server.
+func Subscription_Methods(methods []server.Method, s Subscription_Server) []server.Method {
+	if cap(methods) == 0 {
+		methods = make([]server.Method, 0, 0)
+	}
+
+	return methods
+}
+
+// Subscription_List is a list of Subscription.
+type Subscription_List = capnp.CapList[Subscription]
+
+// NewSubscription_List creates a new list of Subscription.
+func NewSubscription_List(s *capnp.Segment, sz int32) (Subscription_List, error) {
+	l, err := capnp.NewPointerList(s, sz)
+	return capnp.CapList[Subscription](l), err
+}
+
 type BlueprintUpload capnp.Client
 
 // BlueprintUpload_TypeID is the unique identifier for the type BlueprintUpload.
@@ -3470,6 +6691,86 @@ func (c Gadget) FrameTicket(ctx context.Context, params func(Gadget_frameTicket_
 
 }
 
+func (c Gadget) Bind(ctx context.Context, params func(Gadget_bind_Params) error) (Gadget_bind_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      7,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "bind",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 3}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_bind_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_bind_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Gadget) Unbind(ctx context.Context, params func(Gadget_unbind_Params) error) (Gadget_unbind_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      8,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "unbind",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_unbind_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_unbind_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Gadget) Bindings(ctx context.Context, params func(Gadget_bindings_Params) error) (Gadget_bindings_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      9,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "bindings",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_bindings_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_bindings_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Gadget) SetAutoApprove(ctx context.Context, params func(Gadget_setAutoApprove_Params) error) (Gadget_setAutoApprove_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      10,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "setAutoApprove",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 8, PointerCount: 2}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_setAutoApprove_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_setAutoApprove_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Gadget) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -3556,6 +6857,14 @@ type Gadget_Server interface {
 	Remove(context.Context, Gadget_remove) error
 
 	FrameTicket(context.Context, Gadget_frameTicket) error
+
+	Bind(context.Context, Gadget_bind) error
+
+	Unbind(context.Context, Gadget_unbind) error
+
+	Bindings(context.Context, Gadget_bindings) error
+
+	SetAutoApprove(context.Context, Gadget_setAutoApprove) error
 }
 
 // Gadget_NewServer creates a new Server from an implementation of Gadget_Server.
@@ -3574,7 +6883,7 @@ func Gadget_ServerToClient(s Gadget_Server) Gadget {
 // This can be used to create a more complicated Server.
 func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 7)
+		methods = make([]server.Method, 0, 11)
 	}
 
 	methods = append(methods, server.Method{
@@ -3658,6 +6967,54 @@ func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.FrameTicket(ctx, Gadget_frameTicket{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      7,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "bind",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Bind(ctx, Gadget_bind{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      8,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "unbind",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Unbind(ctx, Gadget_unbind{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      9,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "bindings",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Bindings(ctx, Gadget_bindings{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      10,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "setAutoApprove",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.SetAutoApprove(ctx, Gadget_setAutoApprove{call})
 		},
 	})
 
@@ -3781,6 +7138,74 @@ func (c Gadget_frameTicket) Args() Gadget_frameTicket_Params {
 func (c Gadget_frameTicket) AllocResults() (Gadget_frameTicket_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 1})
 	return Gadget_frameTicket_Results(r), err
+}
+
+// Gadget_bind holds the state for a server call to Gadget.bind.
+// See server.Call for documentation.
+type Gadget_bind struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_bind) Args() Gadget_bind_Params {
+	return Gadget_bind_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_bind) AllocResults() (Gadget_bind_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_bind_Results(r), err
+}
+
+// Gadget_unbind holds the state for a server call to Gadget.unbind.
+// See server.Call for documentation.
+type Gadget_unbind struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_unbind) Args() Gadget_unbind_Params {
+	return Gadget_unbind_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_unbind) AllocResults() (Gadget_unbind_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_unbind_Results(r), err
+}
+
+// Gadget_bindings holds the state for a server call to Gadget.bindings.
+// See server.Call for documentation.
+type Gadget_bindings struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_bindings) Args() Gadget_bindings_Params {
+	return Gadget_bindings_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_bindings) AllocResults() (Gadget_bindings_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_bindings_Results(r), err
+}
+
+// Gadget_setAutoApprove holds the state for a server call to Gadget.setAutoApprove.
+// See server.Call for documentation.
+type Gadget_setAutoApprove struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_setAutoApprove) Args() Gadget_setAutoApprove_Params {
+	return Gadget_setAutoApprove_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_setAutoApprove) AllocResults() (Gadget_setAutoApprove_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_setAutoApprove_Results(r), err
 }
 
 // Gadget_List is a list of Gadget.
@@ -4838,6 +8263,688 @@ type Gadget_frameTicket_Results_Future struct{ *capnp.Future }
 func (f Gadget_frameTicket_Results_Future) Struct() (Gadget_frameTicket_Results, error) {
 	p, err := f.Future.Ptr()
 	return Gadget_frameTicket_Results(p.Struct()), err
+}
+
+type Gadget_bind_Params capnp.Struct
+
+// Gadget_bind_Params_TypeID is the unique identifier for the type Gadget_bind_Params.
+const Gadget_bind_Params_TypeID = 0xc13f4422db886fc6
+
+func NewGadget_bind_Params(s *capnp.Segment) (Gadget_bind_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 3})
+	return Gadget_bind_Params(st), err
+}
+
+func NewRootGadget_bind_Params(s *capnp.Segment) (Gadget_bind_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 3})
+	return Gadget_bind_Params(st), err
+}
+
+func ReadRootGadget_bind_Params(msg *capnp.Message) (Gadget_bind_Params, error) {
+	root, err := msg.Root()
+	return Gadget_bind_Params(root.Struct()), err
+}
+
+func (s Gadget_bind_Params) String() string {
+	str, _ := text.Marshal(0xc13f4422db886fc6, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_bind_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_bind_Params) DecodeFromPtr(p capnp.Ptr) Gadget_bind_Params {
+	return Gadget_bind_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_bind_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_bind_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_bind_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_bind_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_bind_Params) Name() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Gadget_bind_Params) HasName() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_bind_Params) NameBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_bind_Params) SetName(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Gadget_bind_Params) Service() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s Gadget_bind_Params) HasService() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s Gadget_bind_Params) ServiceBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_bind_Params) SetService(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s Gadget_bind_Params) Resource() (string, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.Text(), err
+}
+
+func (s Gadget_bind_Params) HasResource() bool {
+	return capnp.Struct(s).HasPtr(2)
+}
+
+func (s Gadget_bind_Params) ResourceBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_bind_Params) SetResource(v string) error {
+	return capnp.Struct(s).SetText(2, v)
+}
+
+// Gadget_bind_Params_List is a list of Gadget_bind_Params.
+type Gadget_bind_Params_List = capnp.StructList[Gadget_bind_Params]
+
+// NewGadget_bind_Params creates a new list of Gadget_bind_Params.
+func NewGadget_bind_Params_List(s *capnp.Segment, sz int32) (Gadget_bind_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 3}, sz)
+	return capnp.StructList[Gadget_bind_Params](l), err
+}
+
+// Gadget_bind_Params_Future is a wrapper for a Gadget_bind_Params promised by a client call.
+type Gadget_bind_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_bind_Params_Future) Struct() (Gadget_bind_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_bind_Params(p.Struct()), err
+}
+
+type Gadget_bind_Results capnp.Struct
+
+// Gadget_bind_Results_TypeID is the unique identifier for the type Gadget_bind_Results.
+const Gadget_bind_Results_TypeID = 0xf3cf0dec7dfbf4eb
+
+func NewGadget_bind_Results(s *capnp.Segment) (Gadget_bind_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_bind_Results(st), err
+}
+
+func NewRootGadget_bind_Results(s *capnp.Segment) (Gadget_bind_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_bind_Results(st), err
+}
+
+func ReadRootGadget_bind_Results(msg *capnp.Message) (Gadget_bind_Results, error) {
+	root, err := msg.Root()
+	return Gadget_bind_Results(root.Struct()), err
+}
+
+func (s Gadget_bind_Results) String() string {
+	str, _ := text.Marshal(0xf3cf0dec7dfbf4eb, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_bind_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_bind_Results) DecodeFromPtr(p capnp.Ptr) Gadget_bind_Results {
+	return Gadget_bind_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_bind_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_bind_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_bind_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_bind_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_bind_Results) Binding() (BindingInfo, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return BindingInfo(p.Struct()), err
+}
+
+func (s Gadget_bind_Results) HasBinding() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_bind_Results) SetBinding(v BindingInfo) error {
+	return capnp.Struct(s).SetPtr(0, capnp.Struct(v).ToPtr())
+}
+
+// NewBinding sets the binding field to a newly
+// allocated BindingInfo struct, preferring placement in s's segment.
+func (s Gadget_bind_Results) NewBinding() (BindingInfo, error) {
+	ss, err := NewBindingInfo(capnp.Struct(s).Segment())
+	if err != nil {
+		return BindingInfo{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+// Gadget_bind_Results_List is a list of Gadget_bind_Results.
+type Gadget_bind_Results_List = capnp.StructList[Gadget_bind_Results]
+
+// NewGadget_bind_Results creates a new list of Gadget_bind_Results.
+func NewGadget_bind_Results_List(s *capnp.Segment, sz int32) (Gadget_bind_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_bind_Results](l), err
+}
+
+// Gadget_bind_Results_Future is a wrapper for a Gadget_bind_Results promised by a client call.
+type Gadget_bind_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_bind_Results_Future) Struct() (Gadget_bind_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_bind_Results(p.Struct()), err
+}
+func (p Gadget_bind_Results_Future) Binding() BindingInfo_Future {
+	return BindingInfo_Future{Future: p.Future.Field(0, nil)}
+}
+
+type Gadget_unbind_Params capnp.Struct
+
+// Gadget_unbind_Params_TypeID is the unique identifier for the type Gadget_unbind_Params.
+const Gadget_unbind_Params_TypeID = 0xea300793e38446ce
+
+func NewGadget_unbind_Params(s *capnp.Segment) (Gadget_unbind_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_unbind_Params(st), err
+}
+
+func NewRootGadget_unbind_Params(s *capnp.Segment) (Gadget_unbind_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_unbind_Params(st), err
+}
+
+func ReadRootGadget_unbind_Params(msg *capnp.Message) (Gadget_unbind_Params, error) {
+	root, err := msg.Root()
+	return Gadget_unbind_Params(root.Struct()), err
+}
+
+func (s Gadget_unbind_Params) String() string {
+	str, _ := text.Marshal(0xea300793e38446ce, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_unbind_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_unbind_Params) DecodeFromPtr(p capnp.Ptr) Gadget_unbind_Params {
+	return Gadget_unbind_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_unbind_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_unbind_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_unbind_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_unbind_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_unbind_Params) Name() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Gadget_unbind_Params) HasName() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_unbind_Params) NameBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_unbind_Params) SetName(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Gadget_unbind_Params_List is a list of Gadget_unbind_Params.
+type Gadget_unbind_Params_List = capnp.StructList[Gadget_unbind_Params]
+
+// NewGadget_unbind_Params creates a new list of Gadget_unbind_Params.
+func NewGadget_unbind_Params_List(s *capnp.Segment, sz int32) (Gadget_unbind_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_unbind_Params](l), err
+}
+
+// Gadget_unbind_Params_Future is a wrapper for a Gadget_unbind_Params promised by a client call.
+type Gadget_unbind_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_unbind_Params_Future) Struct() (Gadget_unbind_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_unbind_Params(p.Struct()), err
+}
+
+type Gadget_unbind_Results capnp.Struct
+
+// Gadget_unbind_Results_TypeID is the unique identifier for the type Gadget_unbind_Results.
+const Gadget_unbind_Results_TypeID = 0xee322f0b054d960b
+
+func NewGadget_unbind_Results(s *capnp.Segment) (Gadget_unbind_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_unbind_Results(st), err
+}
+
+func NewRootGadget_unbind_Results(s *capnp.Segment) (Gadget_unbind_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_unbind_Results(st), err
+}
+
+func ReadRootGadget_unbind_Results(msg *capnp.Message) (Gadget_unbind_Results, error) {
+	root, err := msg.Root()
+	return Gadget_unbind_Results(root.Struct()), err
+}
+
+func (s Gadget_unbind_Results) String() string {
+	str, _ := text.Marshal(0xee322f0b054d960b, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_unbind_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_unbind_Results) DecodeFromPtr(p capnp.Ptr) Gadget_unbind_Results {
+	return Gadget_unbind_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_unbind_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_unbind_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_unbind_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_unbind_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Gadget_unbind_Results_List is a list of Gadget_unbind_Results.
+type Gadget_unbind_Results_List = capnp.StructList[Gadget_unbind_Results]
+
+// NewGadget_unbind_Results creates a new list of Gadget_unbind_Results.
+func NewGadget_unbind_Results_List(s *capnp.Segment, sz int32) (Gadget_unbind_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Gadget_unbind_Results](l), err
+}
+
+// Gadget_unbind_Results_Future is a wrapper for a Gadget_unbind_Results promised by a client call.
+type Gadget_unbind_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_unbind_Results_Future) Struct() (Gadget_unbind_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_unbind_Results(p.Struct()), err
+}
+
+type Gadget_bindings_Params capnp.Struct
+
+// Gadget_bindings_Params_TypeID is the unique identifier for the type Gadget_bindings_Params.
+const Gadget_bindings_Params_TypeID = 0xedec34a80e3a1678
+
+func NewGadget_bindings_Params(s *capnp.Segment) (Gadget_bindings_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_bindings_Params(st), err
+}
+
+func NewRootGadget_bindings_Params(s *capnp.Segment) (Gadget_bindings_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_bindings_Params(st), err
+}
+
+func ReadRootGadget_bindings_Params(msg *capnp.Message) (Gadget_bindings_Params, error) {
+	root, err := msg.Root()
+	return Gadget_bindings_Params(root.Struct()), err
+}
+
+func (s Gadget_bindings_Params) String() string {
+	str, _ := text.Marshal(0xedec34a80e3a1678, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_bindings_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_bindings_Params) DecodeFromPtr(p capnp.Ptr) Gadget_bindings_Params {
+	return Gadget_bindings_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_bindings_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_bindings_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_bindings_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_bindings_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Gadget_bindings_Params_List is a list of Gadget_bindings_Params.
+type Gadget_bindings_Params_List = capnp.StructList[Gadget_bindings_Params]
+
+// NewGadget_bindings_Params creates a new list of Gadget_bindings_Params.
+func NewGadget_bindings_Params_List(s *capnp.Segment, sz int32) (Gadget_bindings_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Gadget_bindings_Params](l), err
+}
+
+// Gadget_bindings_Params_Future is a wrapper for a Gadget_bindings_Params promised by a client call.
+type Gadget_bindings_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_bindings_Params_Future) Struct() (Gadget_bindings_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_bindings_Params(p.Struct()), err
+}
+
+type Gadget_bindings_Results capnp.Struct
+
+// Gadget_bindings_Results_TypeID is the unique identifier for the type Gadget_bindings_Results.
+const Gadget_bindings_Results_TypeID = 0xcacbfee5f0741c91
+
+func NewGadget_bindings_Results(s *capnp.Segment) (Gadget_bindings_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_bindings_Results(st), err
+}
+
+func NewRootGadget_bindings_Results(s *capnp.Segment) (Gadget_bindings_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_bindings_Results(st), err
+}
+
+func ReadRootGadget_bindings_Results(msg *capnp.Message) (Gadget_bindings_Results, error) {
+	root, err := msg.Root()
+	return Gadget_bindings_Results(root.Struct()), err
+}
+
+func (s Gadget_bindings_Results) String() string {
+	str, _ := text.Marshal(0xcacbfee5f0741c91, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_bindings_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_bindings_Results) DecodeFromPtr(p capnp.Ptr) Gadget_bindings_Results {
+	return Gadget_bindings_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_bindings_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_bindings_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_bindings_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_bindings_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_bindings_Results) Bindings() (BindingInfo_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return BindingInfo_List(p.List()), err
+}
+
+func (s Gadget_bindings_Results) HasBindings() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_bindings_Results) SetBindings(v BindingInfo_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewBindings sets the bindings field to a newly
+// allocated BindingInfo_List, preferring placement in s's segment.
+func (s Gadget_bindings_Results) NewBindings(n int32) (BindingInfo_List, error) {
+	l, err := NewBindingInfo_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return BindingInfo_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Gadget_bindings_Results_List is a list of Gadget_bindings_Results.
+type Gadget_bindings_Results_List = capnp.StructList[Gadget_bindings_Results]
+
+// NewGadget_bindings_Results creates a new list of Gadget_bindings_Results.
+func NewGadget_bindings_Results_List(s *capnp.Segment, sz int32) (Gadget_bindings_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_bindings_Results](l), err
+}
+
+// Gadget_bindings_Results_Future is a wrapper for a Gadget_bindings_Results promised by a client call.
+type Gadget_bindings_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_bindings_Results_Future) Struct() (Gadget_bindings_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_bindings_Results(p.Struct()), err
+}
+
+type Gadget_setAutoApprove_Params capnp.Struct
+
+// Gadget_setAutoApprove_Params_TypeID is the unique identifier for the type Gadget_setAutoApprove_Params.
+const Gadget_setAutoApprove_Params_TypeID = 0x84e8ad9657cb7097
+
+func NewGadget_setAutoApprove_Params(s *capnp.Segment) (Gadget_setAutoApprove_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2})
+	return Gadget_setAutoApprove_Params(st), err
+}
+
+func NewRootGadget_setAutoApprove_Params(s *capnp.Segment) (Gadget_setAutoApprove_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2})
+	return Gadget_setAutoApprove_Params(st), err
+}
+
+func ReadRootGadget_setAutoApprove_Params(msg *capnp.Message) (Gadget_setAutoApprove_Params, error) {
+	root, err := msg.Root()
+	return Gadget_setAutoApprove_Params(root.Struct()), err
+}
+
+func (s Gadget_setAutoApprove_Params) String() string {
+	str, _ := text.Marshal(0x84e8ad9657cb7097, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_setAutoApprove_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_setAutoApprove_Params) DecodeFromPtr(p capnp.Ptr) Gadget_setAutoApprove_Params {
+	return Gadget_setAutoApprove_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_setAutoApprove_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_setAutoApprove_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_setAutoApprove_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_setAutoApprove_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_setAutoApprove_Params) Binding() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Gadget_setAutoApprove_Params) HasBinding() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_setAutoApprove_Params) BindingBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_setAutoApprove_Params) SetBinding(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Gadget_setAutoApprove_Params) Method() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s Gadget_setAutoApprove_Params) HasMethod() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s Gadget_setAutoApprove_Params) MethodBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_setAutoApprove_Params) SetMethod(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s Gadget_setAutoApprove_Params) On() bool {
+	return capnp.Struct(s).Bit(0)
+}
+
+func (s Gadget_setAutoApprove_Params) SetOn(v bool) {
+	capnp.Struct(s).SetBit(0, v)
+}
+
+// Gadget_setAutoApprove_Params_List is a list of Gadget_setAutoApprove_Params.
+type Gadget_setAutoApprove_Params_List = capnp.StructList[Gadget_setAutoApprove_Params]
+
+// NewGadget_setAutoApprove_Params creates a new list of Gadget_setAutoApprove_Params.
+func NewGadget_setAutoApprove_Params_List(s *capnp.Segment, sz int32) (Gadget_setAutoApprove_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2}, sz)
+	return capnp.StructList[Gadget_setAutoApprove_Params](l), err
+}
+
+// Gadget_setAutoApprove_Params_Future is a wrapper for a Gadget_setAutoApprove_Params promised by a client call.
+type Gadget_setAutoApprove_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_setAutoApprove_Params_Future) Struct() (Gadget_setAutoApprove_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_setAutoApprove_Params(p.Struct()), err
+}
+
+type Gadget_setAutoApprove_Results capnp.Struct
+
+// Gadget_setAutoApprove_Results_TypeID is the unique identifier for the type Gadget_setAutoApprove_Results.
+const Gadget_setAutoApprove_Results_TypeID = 0xcbf9b0c4a81ad7f4
+
+func NewGadget_setAutoApprove_Results(s *capnp.Segment) (Gadget_setAutoApprove_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_setAutoApprove_Results(st), err
+}
+
+func NewRootGadget_setAutoApprove_Results(s *capnp.Segment) (Gadget_setAutoApprove_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_setAutoApprove_Results(st), err
+}
+
+func ReadRootGadget_setAutoApprove_Results(msg *capnp.Message) (Gadget_setAutoApprove_Results, error) {
+	root, err := msg.Root()
+	return Gadget_setAutoApprove_Results(root.Struct()), err
+}
+
+func (s Gadget_setAutoApprove_Results) String() string {
+	str, _ := text.Marshal(0xcbf9b0c4a81ad7f4, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_setAutoApprove_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_setAutoApprove_Results) DecodeFromPtr(p capnp.Ptr) Gadget_setAutoApprove_Results {
+	return Gadget_setAutoApprove_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_setAutoApprove_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_setAutoApprove_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_setAutoApprove_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_setAutoApprove_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Gadget_setAutoApprove_Results_List is a list of Gadget_setAutoApprove_Results.
+type Gadget_setAutoApprove_Results_List = capnp.StructList[Gadget_setAutoApprove_Results]
+
+// NewGadget_setAutoApprove_Results creates a new list of Gadget_setAutoApprove_Results.
+func NewGadget_setAutoApprove_Results_List(s *capnp.Segment, sz int32) (Gadget_setAutoApprove_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Gadget_setAutoApprove_Results](l), err
+}
+
+// Gadget_setAutoApprove_Results_Future is a wrapper for a Gadget_setAutoApprove_Results promised by a client call.
+type Gadget_setAutoApprove_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_setAutoApprove_Results_Future) Struct() (Gadget_setAutoApprove_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_setAutoApprove_Results(p.Struct()), err
 }
 
 type ListedGadget capnp.Struct

@@ -8,21 +8,23 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gadgetd/gadgetd/gatekeepers/desk"
 	"github.com/gadgetd/gadgetd/internal/tokenbucket"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
 // host is the Host capability lent to one gadget's sandbox.
 type host struct {
-	lg *liveGadget
+	lg   *liveGadget
+	desk *desk.Desk // for Host.gatekeeper (gatekeepers.go)
 	// storage is the gadget's one Storage capability; every storage() call
 	// hands out a reference to it rather than a new server.
 	storage schema.Storage
 }
 
-func newHost(lg *liveGadget) *host {
+func newHost(lg *liveGadget, d *desk.Desk) *host {
 	st := lg.storage
-	return &host{lg: lg, storage: st.capability()}
+	return &host{lg: lg, desk: d, storage: st.capability()}
 }
 
 // Shutdown runs when the sandbox drops its last Host reference.

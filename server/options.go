@@ -3,8 +3,11 @@ package server
 import (
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"time"
 
+	"github.com/gadgetd/gadgetd/gatekeepers"
+	"github.com/gadgetd/gadgetd/gatekeepers/desk"
 	"github.com/gadgetd/gadgetd/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/internal/storage"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -82,6 +85,12 @@ type config struct {
 
 	frameTicketTTL         time.Duration // frameticket.go
 	maxFrameTicketsPerUser int
+
+	// The gatekeepers (gatekeepers.go): the kinds the server knows, the
+	// services the operator configured, and the desk's bounds.
+	kinds    []gatekeepers.Kind
+	services []desk.Service
+	desk     []desk.Option
 }
 
 func defaultConfig() config {
@@ -427,4 +436,17 @@ func WithUploadLimits(perUser int, totalBytes uint64) Option {
 // released); past it the connection is closed.
 func WithMaxExports(n int) Option {
 	return func(c *config) { c.conn.MaxExports = positiveOr(n, c.conn.MaxExports) }
+}
+
+// WithGatekeepers gives the server the kinds of gatekeeper it knows
+// (gatekeepers/kinds.All() has them all) and the services the operator
+// configured, which gadgets can be bound to, with the desk's options
+// (bounds of the audit log, the open actions, the bindings per gadget).
+// Without it, no service exists, and no gadget can be bound to one.
+func WithGatekeepers(kinds []gatekeepers.Kind, services []desk.Service, opts ...desk.Option) Option {
+	return func(c *config) {
+		c.kinds = slices.Clone(kinds)
+		c.services = slices.Clone(services)
+		c.desk = slices.Clone(opts)
+	}
 }

@@ -201,6 +201,7 @@ func (s *Server) gadgetFor(ctx context.Context, user store.User, id string) (sto
 // says when it is let go.
 type liveGadget struct {
 	id      string
+	owner   string       // user id
 	module  *moduleEntry // one use held until the sandbox is closed
 	sandbox *sandbox
 	storage *gadgetStorage
@@ -252,8 +253,8 @@ func (s *Server) startLocked(ctx context.Context, g store.GadgetRecord, e *modul
 		return nil, false, errUnknownGadget(g.ID) // removed meanwhile
 	}
 	logs := newLogRing(s.cfg)
-	lg = &liveGadget{id: g.ID, module: e, storage: s.newGadgetStorageLocked(g.ID, logs), logs: logs}
-	h := newHost(lg)
+	lg = &liveGadget{id: g.ID, owner: g.OwnerID, module: e, storage: s.newGadgetStorageLocked(g.ID, logs), logs: logs}
+	h := newHost(lg, s.desk)
 	hostCap := schema.Host(capserver.New(schema.Host_Methods(nil, h), h, h))
 	lg.sandbox = &sandbox{
 		Sandbox: s.rt.NewSandbox(e.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithOwner(g.OwnerID), wasmhost.WithCallScope(lg.storage.begin)),
@@ -302,7 +303,7 @@ func (s *Server) removeGadget(ctx context.Context, id string) error {
 	for _, st := range storages {
 		st.close()
 	}
-	err := s.store.DeleteGadget(ctx, id)
+	err := errors.Join(s.store.DeleteGadget(ctx, id), s.desk.RemoveGadget(ctx, id))
 	if lg != nil {
 		s.closeShell(lg) // waits for a running call
 	}

@@ -129,3 +129,48 @@ func TestASlowRemovalDoesNotStallOtherGadgets(t *testing.T) {
 		t.Fatalf("remove: %v", err)
 	}
 }
+
+// Binding a gatekeeper, removing a binding and setting auto-approval change
+// what a gadget may reach: a viewer's capability can do none of them, and
+// is told so before anything is looked up.
+func TestAViewerCannotBindUnbindOrAutoApprove(t *testing.T) {
+	s := openTestServer(t)
+	ctx := context.Background()
+	if _, err := s.InstallBuiltin(ctx, blueprinttest.Bundle(t, blueprinttest.TestCounter)); err != nil {
+		t.Fatal(err)
+	}
+	ws := serve(t, s)
+	id, _ := newGadget(t, ws, "counter")
+	rec, err := s.store.Gadget(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := s.store.User(ctx, rec.OwnerID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := (&workspace{s: s, user: owner}).gadgetCap(id, schema.Role_viewer)
+	defer g.Release()
+	for what, call := range map[string]func() error{
+		"binding a gatekeeper": func() error {
+			f, release := g.Bind(ctx, nil)
+			defer release()
+			_, err := f.Struct()
+			return err
+		},
+		"unbinding a gatekeeper": func() error {
+			f, release := g.Unbind(ctx, nil)
+			defer release()
+			_, err := f.Struct()
+			return err
+		},
+		"setting auto-approval": func() error {
+			f, release := g.SetAutoApprove(ctx, nil)
+			defer release()
+			_, err := f.Struct()
+			return err
+		},
+	} {
+		requireContains(t, call(), what+` of gadget "`+id+`" needs the editor or owner role; this capability has the viewer role`)
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
+	"github.com/gadgetd/gadgetd/gatekeepers/desk"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/internal/store"
@@ -42,6 +43,7 @@ type Server struct {
 	pseudonymKey []byte           // set by Open, never changed
 	uploads      *uploadBudget    // set by Open, never changed
 	frameTickets *frameTickets    // set by Open, never changed
+	desk         *desk.Desk       // set by Open, never changed
 
 	mu      sync.Mutex
 	closed  bool
@@ -96,6 +98,11 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		stopSweep:    make(chan struct{}),
 		sweepDone:    make(chan struct{}),
 	}
+	if s.desk, err = desk.Open(ctx, st.DB(), cfg.kinds, cfg.services, cfg.desk...); err != nil {
+		rt.Close(ctx)
+		st.Close()
+		return nil, err
+	}
 	go s.sweepShells(s.stopSweep, s.sweepDone)
 	s.rpc = rpcguard.NewServer(s.gatewayFor, cfg.maxConns, cfg.conn, cfg.logger)
 	return s, nil
@@ -144,6 +151,6 @@ func (s *Server) Close(ctx context.Context) error {
 	close(s.stopSweep)
 	<-s.sweepDone
 	s.closeAllShells()
-	errs = append(errs, s.rt.Close(ctx), s.store.Close())
+	errs = append(errs, s.desk.Close(ctx), s.rt.Close(ctx), s.store.Close())
 	return errors.Join(errs...)
 }

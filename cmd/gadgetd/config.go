@@ -2,13 +2,19 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/gadgetd/gadgetd/gatekeepers"
+	"github.com/gadgetd/gadgetd/gatekeepers/desk"
+	"github.com/gadgetd/gadgetd/gatekeepers/kinds"
 	"github.com/gadgetd/gadgetd/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -102,6 +108,14 @@ type serveConfig struct {
 		// Unset, one user's gadgets share half the budget (wasmhost).
 		MemoryShare size `toml:"memory_share"`
 	} `toml:"gadgets"`
+	// Services are the services gadgets can be bound to, by name:
+	// [services.NAME] with kind, description and the kind's own keys.
+	Services    map[string]serviceTable `toml:"services"`
+	Gatekeepers struct {
+		MaxAuditEntries count `toml:"max_audit_entries"`
+		MaxOpenActions  count `toml:"max_open_actions"`
+		MaxBindings     count `toml:"max_bindings_per_gadget"`
+	} `toml:"gatekeepers"`
 	Logs struct {
 		Lines    count `toml:"lines"`
 		LineSize size  `toml:"line_size"`
@@ -144,6 +158,8 @@ func defaultServeConfig() serveConfig {
 	g.CallTimeout, g.ClientCallTimeout = duration(wasmhost.DefaultCallTimeout), duration(wasmhost.DefaultClientCallTimeout)
 	g.QueueLimit, g.IdleTimeout, g.MaxLive = wasmhost.DefaultQueueLimit, duration(wasmhost.DefaultIdleTimeout), wasmhost.DefaultMaxLive
 	g.IdleRelease, g.IdleModules = duration(server.DefaultIdleShellTimeout), server.DefaultMaxIdleModules
+	gk := &c.Gatekeepers
+	gk.MaxAuditEntries, gk.MaxOpenActions, gk.MaxBindings = desk.DefaultMaxAuditEntries, desk.DefaultMaxOpenActions, desk.DefaultMaxBindings
 	lg := &c.Logs
 	lg.Lines, lg.LineSize, lg.Bytes = server.DefaultLogLines, server.DefaultLogLineSize, server.DefaultLogBytes
 	lg.Rate, lg.Burst = server.DefaultLogRate, server.DefaultLogBurst
@@ -183,7 +199,7 @@ const minIdleRelease = time.Second
 // serverOptions maps the limits to the server's options, one line each.
 func (c *serveConfig) serverOptions() []server.Option {
 	n, u, i, up, b, s, g := &c.Connections, &c.Users, &c.Installs, &c.Uploads, &c.Blueprints, &c.Storage, &c.Gadgets
-	l, lg := &c.Logins, &c.Logs
+	l, lg, gk := &c.Logins, &c.Logs, &c.Gatekeepers
 	return []server.Option{
 		server.WithMaxConnections(int(n.Max)),
 		server.WithFrameTickets(time.Duration(c.Websocket.FrameTicketTTL), int(c.Websocket.MaxFrameTicketsPer)),
@@ -217,6 +233,10 @@ func (c *serveConfig) serverOptions() []server.Option {
 		server.WithLogLimits(int(lg.Lines), int(lg.LineSize)),
 		server.WithLogBytes(int(lg.Bytes)),
 		server.WithLogRateLimit(float64(lg.Rate), int(lg.Burst)),
+		server.WithGatekeepers(kinds.All(), c.gatekeeperServices(),
+			desk.WithMaxAuditEntries(int(gk.MaxAuditEntries)),
+			desk.WithMaxOpenActions(int(gk.MaxOpenActions)),
+			desk.WithMaxBindings(int(gk.MaxBindings))),
 		server.WithWasmOptions(
 			wasmhost.WithMemoryLimit(uint64(g.Memory)),
 			wasmhost.WithMemoryBudget(uint64(g.MemoryBudget)),
@@ -354,4 +374,53 @@ func (r *rate) UnmarshalTOML(v any) error {
 	}
 	*r = rate(f)
 	return nil
+}
+
+// serviceTable is one [services.NAME]: its kind, its description, and the
+// kind's own keys, which the kind checks when the server starts.
+type serviceTable struct {
+	Kind, Description string
+	Settings          map[string]any
+}
+
+func (t *serviceTable) UnmarshalTOML(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("a service is a table, [services.NAME], not %T", v)
+	}
+	settings := maps.Clone(m)
+	kind, ok := settings["kind"].(string)
+	if !ok || kind == "" {
+		return fmt.Errorf("a service needs kind = \"KIND\" (%s)", strings.Join(kindNames(), ", "))
+	}
+	delete(settings, "kind")
+	if d, ok := settings["description"]; ok {
+		if t.Description, ok = d.(string); !ok {
+			return fmt.Errorf("a service's description is a string, not %T", d)
+		}
+		delete(settings, "description")
+	}
+	t.Kind, t.Settings = kind, settings
+	return nil
+}
+
+func kindNames() []string {
+	var names []string
+	for _, k := range kinds.All() {
+		names = append(names, k.Name)
+	}
+	return names
+}
+
+// gatekeeperServices are the configured services, for the server, in
+// name order; secrets are read from the server's environment.
+func (c *serveConfig) gatekeeperServices() []desk.Service {
+	out := make([]desk.Service, 0, len(c.Services))
+	for _, name := range slices.Sorted(maps.Keys(c.Services)) {
+		t := c.Services[name]
+		out = append(out, desk.Service{Name: name, Kind: t.Kind, Config: gatekeepers.ServiceConfig{
+			Description: t.Description, Settings: t.Settings, Getenv: os.Getenv,
+		}})
+	}
+	return out
 }

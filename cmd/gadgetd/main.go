@@ -26,7 +26,7 @@ type command struct {
 }
 
 // commands lists every subcommand in the order gadgetd --help shows them.
-var commands = []*command{
+var commands = append([]*command{
 	{name: "serve", args: "[flags]", about: "run the server", more: serveHelp, run: serve},
 	{name: "user add", args: "NAME [--data DIR]", about: "create a user and print its token (the server must not be running)",
 		run: func(args []string, stdout, _ io.Writer) error { return userAdd(args, stdout) }},
@@ -45,7 +45,7 @@ var commands = []*command{
 		run: func(args []string, stdout, _ io.Writer) error { return newToken(args, stdout) }},
 	{name: "token revoke", args: "ID", about: "revoke a token (yours only; revoking the one in use ends your access)", client: true,
 		run: clientCommand("token revoke", 1, 1, revokeToken)},
-}
+}, gatekeeperCommands...)
 
 const overview = `gadgetd runs small personal apps ("gadgets") in WebAssembly sandboxes and
 serves them over Cap'n Proto.

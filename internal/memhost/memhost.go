@@ -3,6 +3,7 @@ package memhost
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -88,6 +89,13 @@ func (b *backend) Commit(ctx context.Context, writes []storage.Write, maxSize in
 	}
 	b.commits++
 	return nil
+}
+
+// gatekeeper: the test host has no bindings; every name is unbound, as for
+// a gadget nobody bound anything to.
+func (s hostServer) Gatekeeper(ctx context.Context, call schema.Host_gatekeeper) error {
+	name, _ := call.Args().Name()
+	return fmt.Errorf("no such binding %q", name)
 }
 
 // Client returns a new reference to the Host capability, to pass to

@@ -57,6 +57,11 @@ var (
 // contain a colon, so it cannot collide with one.
 const builtinOwnerKey = "builtin:"
 
+// DB is the bbolt database, for the packages that keep buckets of their own
+// in the same file (the gatekeepers' ledger). It stays the store's: Close
+// closes it.
+func (s *BoltStore) DB() *bolt.DB { return s.db }
+
 // NewID returns a fresh unguessable id: 16 random bytes, lower-case base32.
 func NewID() string {
 	var b [16]byte

@@ -52,7 +52,7 @@ bindings() {
 # committed sources in web/js/src, so check compares the bindings and the
 # bundles separately.
 generate() {
-	bindings "$1/src/schema" schema workspace.capnp gadget.capnp
+	bindings "$1/src/schema" schema workspace.capnp gadget.capnp gatekeeper.capnp
 	node build.mjs bundle "$2"
 }
 

@@ -127,7 +127,16 @@ func TestJSBindingsWithoutNodeAreExplained(t *testing.T) {
 func TestTheExamplesCommittedJSBindingsAreCurrent(t *testing.T) {
 	requireJSToolchain(t)
 	ctx := buildCtx(t)
-	for _, name := range []string{"examples/counter", "examples/notes", blueprinttest.TestCounter} {
+	examples, err := filepath.Glob(filepath.Join(blueprinttest.RepoRoot(), "examples", "*", blueprint.ManifestFile))
+	if err != nil || len(examples) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	dirs := []string{blueprinttest.TestCounter}
+	for _, m := range examples {
+		rel, _ := filepath.Rel(blueprinttest.RepoRoot(), filepath.Dir(m))
+		dirs = append(dirs, rel)
+	}
+	for _, name := range dirs {
 		src := filepath.Join(blueprinttest.RepoRoot(), name)
 		m, err := blueprint.ReadManifest(src)
 		if err != nil {

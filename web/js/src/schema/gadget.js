@@ -1,4 +1,5 @@
 import * as $ from "capnp-es";
+import { Gatekeeper, Gatekeeper$Client } from "./gatekeeper.js";
 const _capnpFileId = 0xd662438f78e9d48dn;
 const Role = {
   /**
@@ -381,6 +382,50 @@ class Host_Log$Results$Promise {
     return await this.pipeline.struct();
   }
 }
+class Host_Gatekeeper$Params extends $.Struct {
+  static _capnp = {
+    displayName: "gatekeeper$Params",
+    id: "d17881fd38e52343",
+    size: new $.ObjectSize(0, 1)
+  };
+  get name() {
+    return $.utils.getText(0, this);
+  }
+  set name(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Host_Gatekeeper$Params_" + super.toString();
+  }
+}
+class Host_Gatekeeper$Results extends $.Struct {
+  static _capnp = {
+    displayName: "gatekeeper$Results",
+    id: "b2a1e01b50302f3b",
+    size: new $.ObjectSize(0, 1)
+  };
+  get gatekeeper() {
+    return new Gatekeeper$Client($.utils.getInterfaceClientOrNullAt(0, this));
+  }
+  set gatekeeper(value) {
+    $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Host_Gatekeeper$Results_" + super.toString();
+  }
+}
+class Host_Gatekeeper$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  getGatekeeper() {
+    return new Gatekeeper$Client(this.pipeline.getPipeline(Gatekeeper, 0).client());
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
 class Host$Client {
   client;
   static interfaceId = 0xa029bcbe81514bf0n;
@@ -403,6 +448,14 @@ class Host$Client {
       methodId: 1,
       interfaceName: "gadget.capnp:Host",
       methodName: "log"
+    },
+    {
+      ParamsClass: Host_Gatekeeper$Params,
+      ResultsClass: Host_Gatekeeper$Results,
+      interfaceId: Host$Client.interfaceId,
+      methodId: 2,
+      interfaceName: "gadget.capnp:Host",
+      methodName: "gatekeeper"
     }
   ];
   /**
@@ -433,6 +486,24 @@ class Host$Client {
     const pipeline = new $.Pipeline(Host_Log$Results, answer);
     return new Host_Log$Results$Promise(pipeline);
   }
+  /**
+  * The gatekeeper bound to this gadget under `name` (`Gadget.bind`): its
+  * only way out of the sandbox. Its interface is its kind's, which extends
+  * Gatekeeper. Every call is written to the owner's audit log, and an
+  * action is answered with a simulated result and waits for the owner's
+  * approval. A name that is not bound fails with "no such binding",
+  * whether it never was or was unbound; after `unbind` every reference
+  * fails, also one the gadget kept.
+  *
+  */
+  gatekeeper(paramsFunc) {
+    const answer = this.client.call({
+      method: Host$Client.methods[2],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Host_Gatekeeper$Results, answer);
+    return new Host_Gatekeeper$Results$Promise(pipeline);
+  }
 }
 $.Registry.register(Host$Client.interfaceId, Host$Client);
 class Host$Server extends $.Server {
@@ -446,6 +517,10 @@ class Host$Server extends $.Server {
       {
         ...Host$Client.methods[1],
         impl: target.log
+      },
+      {
+        ...Host$Client.methods[2],
+        impl: target.gatekeeper
       }
     ]);
     this.target = target;
@@ -863,6 +938,9 @@ export {
   Host,
   Host$Client,
   Host$Server,
+  Host_Gatekeeper$Params,
+  Host_Gatekeeper$Results,
+  Host_Gatekeeper$Results$Promise,
   Host_Log$Params,
   Host_Log$Results,
   Host_Log$Results$Promise,

@@ -651,6 +651,367 @@ class Workspace_UploadBlueprint$Results$Promise {
     return await this.pipeline.struct();
   }
 }
+class Workspace_Services$Params extends $.Struct {
+  static _capnp = {
+    displayName: "services$Params",
+    id: "f19a565bea953533",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Workspace_Services$Params_" + super.toString();
+  }
+}
+class Workspace_Services$Results extends $.Struct {
+  static _capnp = {
+    displayName: "services$Results",
+    id: "8fa8646a880527e7",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Services;
+  _adoptServices(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownServices() {
+    return $.utils.disown(this.services);
+  }
+  get services() {
+    return $.utils.getList(0, Workspace_Services$Results._Services, this);
+  }
+  _hasServices() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initServices(length) {
+    return $.utils.initList(0, Workspace_Services$Results._Services, length, this);
+  }
+  set services(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Services$Results_" + super.toString();
+  }
+}
+class Workspace_Services$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_GatekeeperSchema$Params extends $.Struct {
+  static _capnp = {
+    displayName: "gatekeeperSchema$Params",
+    id: "c4ad7084757c4b25",
+    size: new $.ObjectSize(0, 1)
+  };
+  get kind() {
+    return $.utils.getText(0, this);
+  }
+  set kind(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Workspace_GatekeeperSchema$Params_" + super.toString();
+  }
+}
+class Workspace_GatekeeperSchema$Results extends $.Struct {
+  static _capnp = {
+    displayName: "gatekeeperSchema$Results",
+    id: "82a0932dc7684e89",
+    size: new $.ObjectSize(8, 2)
+  };
+  _adoptNodes(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownNodes() {
+    return $.utils.disown(this.nodes);
+  }
+  get nodes() {
+    return $.utils.getData(0, this);
+  }
+  _hasNodes() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initNodes(length) {
+    return $.utils.initData(0, length, this);
+  }
+  set nodes(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  get interfaceId() {
+    return $.utils.getUint64(0, this);
+  }
+  set interfaceId(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  get source() {
+    return $.utils.getText(1, this);
+  }
+  set source(value) {
+    $.utils.setText(1, value, this);
+  }
+  toString() {
+    return "Workspace_GatekeeperSchema$Results_" + super.toString();
+  }
+}
+class Workspace_GatekeeperSchema$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_Actions$Params extends $.Struct {
+  static _capnp = {
+    displayName: "actions$Params",
+    id: "dfa4ca263bfff8bd",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptFilter(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownFilter() {
+    return $.utils.disown(this.filter);
+  }
+  get filter() {
+    return $.utils.getStruct(0, ActionFilter, this);
+  }
+  _hasFilter() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initFilter() {
+    return $.utils.initStructAt(0, ActionFilter, this);
+  }
+  set filter(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Actions$Params_" + super.toString();
+  }
+}
+class Workspace_Actions$Results extends $.Struct {
+  static _capnp = {
+    displayName: "actions$Results",
+    id: "de2643dc8496ccc0",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Actions;
+  _adoptActions(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownActions() {
+    return $.utils.disown(this.actions);
+  }
+  get actions() {
+    return $.utils.getList(0, Workspace_Actions$Results._Actions, this);
+  }
+  _hasActions() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initActions(length) {
+    return $.utils.initList(0, Workspace_Actions$Results._Actions, length, this);
+  }
+  set actions(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Actions$Results_" + super.toString();
+  }
+}
+class Workspace_Actions$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_Decide$Params extends $.Struct {
+  static _capnp = {
+    displayName: "decide$Params",
+    id: "92178ffd7a140d81",
+    size: new $.ObjectSize(8, 1)
+  };
+  _adoptIds(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownIds() {
+    return $.utils.disown(this.ids);
+  }
+  get ids() {
+    return $.utils.getList(0, $.TextList, this);
+  }
+  _hasIds() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initIds(length) {
+    return $.utils.initList(0, $.TextList, length, this);
+  }
+  set ids(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  get approve() {
+    return $.utils.getBit(0, this);
+  }
+  set approve(value) {
+    $.utils.setBit(0, value, this);
+  }
+  toString() {
+    return "Workspace_Decide$Params_" + super.toString();
+  }
+}
+class Workspace_Decide$Results extends $.Struct {
+  static _capnp = {
+    displayName: "decide$Results",
+    id: "de41ae6884731230",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Decisions;
+  _adoptDecisions(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownDecisions() {
+    return $.utils.disown(this.decisions);
+  }
+  get decisions() {
+    return $.utils.getList(0, Workspace_Decide$Results._Decisions, this);
+  }
+  _hasDecisions() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initDecisions(length) {
+    return $.utils.initList(0, Workspace_Decide$Results._Decisions, length, this);
+  }
+  set decisions(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Decide$Results_" + super.toString();
+  }
+}
+class Workspace_Decide$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_Audit$Params extends $.Struct {
+  static _capnp = {
+    displayName: "audit$Params",
+    id: "daa4b964784b2c19",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptFilter(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownFilter() {
+    return $.utils.disown(this.filter);
+  }
+  get filter() {
+    return $.utils.getStruct(0, AuditFilter, this);
+  }
+  _hasFilter() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initFilter() {
+    return $.utils.initStructAt(0, AuditFilter, this);
+  }
+  set filter(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Audit$Params_" + super.toString();
+  }
+}
+class Workspace_Audit$Results extends $.Struct {
+  static _capnp = {
+    displayName: "audit$Results",
+    id: "ac31f73382fcd53e",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Entries;
+  _adoptEntries(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownEntries() {
+    return $.utils.disown(this.entries);
+  }
+  get entries() {
+    return $.utils.getList(0, Workspace_Audit$Results._Entries, this);
+  }
+  _hasEntries() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initEntries(length) {
+    return $.utils.initList(0, Workspace_Audit$Results._Entries, length, this);
+  }
+  set entries(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Audit$Results_" + super.toString();
+  }
+}
+class Workspace_Audit$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_WatchActions$Params extends $.Struct {
+  static _capnp = {
+    displayName: "watchActions$Params",
+    id: "fee970fafe585f5a",
+    size: new $.ObjectSize(0, 1)
+  };
+  get listener() {
+    return new ActionListener$Client($.utils.getInterfaceClientOrNullAt(0, this));
+  }
+  set listener(value) {
+    $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_WatchActions$Params_" + super.toString();
+  }
+}
+class Workspace_WatchActions$Results extends $.Struct {
+  static _capnp = {
+    displayName: "watchActions$Results",
+    id: "82fc957c889bfe28",
+    size: new $.ObjectSize(0, 1)
+  };
+  get subscription() {
+    return new Subscription$Client($.utils.getInterfaceClientOrNullAt(0, this));
+  }
+  set subscription(value) {
+    $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_WatchActions$Results_" + super.toString();
+  }
+}
+class Workspace_WatchActions$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  getSubscription() {
+    return new Subscription$Client(this.pipeline.getPipeline(Subscription, 0).client());
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
 class Workspace$Client {
   client;
   static interfaceId = 0xc3d2836d4f4597aen;
@@ -737,6 +1098,54 @@ class Workspace$Client {
       methodId: 9,
       interfaceName: "workspace.capnp:Workspace",
       methodName: "uploadBlueprint"
+    },
+    {
+      ParamsClass: Workspace_Services$Params,
+      ResultsClass: Workspace_Services$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 10,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "services"
+    },
+    {
+      ParamsClass: Workspace_GatekeeperSchema$Params,
+      ResultsClass: Workspace_GatekeeperSchema$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 11,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "gatekeeperSchema"
+    },
+    {
+      ParamsClass: Workspace_Actions$Params,
+      ResultsClass: Workspace_Actions$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 12,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "actions"
+    },
+    {
+      ParamsClass: Workspace_Decide$Params,
+      ResultsClass: Workspace_Decide$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 13,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "decide"
+    },
+    {
+      ParamsClass: Workspace_Audit$Params,
+      ResultsClass: Workspace_Audit$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 14,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "audit"
+    },
+    {
+      ParamsClass: Workspace_WatchActions$Params,
+      ResultsClass: Workspace_WatchActions$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 15,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "watchActions"
     }
   ];
   /**
@@ -889,6 +1298,92 @@ class Workspace$Client {
     const pipeline = new $.Pipeline(Workspace_UploadBlueprint$Results, answer);
     return new Workspace_UploadBlueprint$Results$Promise(pipeline);
   }
+  /**
+  * The services the operator configured, which a gadget of this user can
+  * be bound to (`Gadget.bind`). Their secrets stay in the server.
+  *
+  */
+  services(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[10],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Services$Results, answer);
+    return new Workspace_Services$Results$Promise(pipeline);
+  }
+  /**
+  * The schema of one kind of gatekeeper ("http", "github"), as
+  * `Gadget.schema()` gives a blueprint's: its compiled nodes, its
+  * interface (which extends `Gatekeeper`), and its `.capnp` source, for
+  * blueprint authors.
+  *
+  */
+  gatekeeperSchema(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[11],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_GatekeeperSchema$Results, answer);
+    return new Workspace_GatekeeperSchema$Results$Promise(pipeline);
+  }
+  /**
+  * The actions the gadgets of this workspace queued, oldest first: side
+  * effects a gatekeeper holds until this user approves them.
+  *
+  */
+  actions(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[12],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Actions$Results, answer);
+    return new Workspace_Actions$Results$Promise(pipeline);
+  }
+  /**
+  * Approves or rejects the actions with these ids, each on its own: one
+  * that cannot be decided (unknown, already decided) says why in its
+  * Decision and does not stop the others. An approved action is applied
+  * in its binding's queue order, exactly once; a rejected one is dropped,
+  * and the simulated change it made disappears from the gadget's reads.
+  * Retrying (approve) or dropping (reject) an action left in doubt by a
+  * crash is a decision too.
+  *
+  */
+  decide(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[13],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Decide$Results, answer);
+    return new Workspace_Decide$Results$Promise(pipeline);
+  }
+  /**
+  * The audit log: every call the gadgets of this workspace made on a
+  * gatekeeper, and every decision and outcome of an action, newest first.
+  * It keeps a bounded number of entries; the oldest go first.
+  *
+  */
+  audit(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[14],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Audit$Results, answer);
+    return new Workspace_Audit$Results$Promise(pipeline);
+  }
+  /**
+  * Calls listener with every action of this workspace that is queued or
+  * changes state, from now on, until the subscription is released.
+  *
+  */
+  watchActions(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[15],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_WatchActions$Results, answer);
+    return new Workspace_WatchActions$Results$Promise(pipeline);
+  }
 }
 $.Registry.register(Workspace$Client.interfaceId, Workspace$Client);
 class Workspace$Server extends $.Server {
@@ -934,6 +1429,30 @@ class Workspace$Server extends $.Server {
       {
         ...Workspace$Client.methods[9],
         impl: target.uploadBlueprint
+      },
+      {
+        ...Workspace$Client.methods[10],
+        impl: target.services
+      },
+      {
+        ...Workspace$Client.methods[11],
+        impl: target.gatekeeperSchema
+      },
+      {
+        ...Workspace$Client.methods[12],
+        impl: target.actions
+      },
+      {
+        ...Workspace$Client.methods[13],
+        impl: target.decide
+      },
+      {
+        ...Workspace$Client.methods[14],
+        impl: target.audit
+      },
+      {
+        ...Workspace$Client.methods[15],
+        impl: target.watchActions
       }
     ]);
     this.target = target;
@@ -952,6 +1471,666 @@ class Workspace extends $.Interface {
   };
   toString() {
     return "Workspace_" + super.toString();
+  }
+}
+class ServiceInfo extends $.Struct {
+  static _capnp = {
+    displayName: "ServiceInfo",
+    id: "9c3322385067fd81",
+    size: new $.ObjectSize(0, 4)
+  };
+  get name() {
+    return $.utils.getText(0, this);
+  }
+  set name(value) {
+    $.utils.setText(0, value, this);
+  }
+  get kind() {
+    return $.utils.getText(1, this);
+  }
+  set kind(value) {
+    $.utils.setText(1, value, this);
+  }
+  get description() {
+    return $.utils.getText(2, this);
+  }
+  set description(value) {
+    $.utils.setText(2, value, this);
+  }
+  _adoptActions(value) {
+    $.utils.adopt(value, $.utils.getPointer(3, this));
+  }
+  _disownActions() {
+    return $.utils.disown(this.actions);
+  }
+  /**
+  * The methods of its kind that are actions, for `Gadget.setAutoApprove`.
+  *
+  */
+  get actions() {
+    return $.utils.getList(3, $.TextList, this);
+  }
+  _hasActions() {
+    return !$.utils.isNull($.utils.getPointer(3, this));
+  }
+  _initActions(length) {
+    return $.utils.initList(3, $.TextList, length, this);
+  }
+  set actions(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(3, this));
+  }
+  toString() {
+    return "ServiceInfo_" + super.toString();
+  }
+}
+class BindingInfo extends $.Struct {
+  static _capnp = {
+    displayName: "BindingInfo",
+    id: "de95600576f2d870",
+    size: new $.ObjectSize(8, 6)
+  };
+  /**
+  * What the gadget asks `Host.gatekeeper` for.
+  *
+  */
+  get name() {
+    return $.utils.getText(0, this);
+  }
+  set name(value) {
+    $.utils.setText(0, value, this);
+  }
+  get service() {
+    return $.utils.getText(1, this);
+  }
+  set service(value) {
+    $.utils.setText(1, value, this);
+  }
+  get kind() {
+    return $.utils.getText(2, this);
+  }
+  set kind(value) {
+    $.utils.setText(2, value, this);
+  }
+  /**
+  * The one resource it grants: "owner/repo", a URL prefix.
+  *
+  */
+  get resource() {
+    return $.utils.getText(3, this);
+  }
+  set resource(value) {
+    $.utils.setText(3, value, this);
+  }
+  get createdBy() {
+    return $.utils.getText(4, this);
+  }
+  set createdBy(value) {
+    $.utils.setText(4, value, this);
+  }
+  /**
+  * Unix milliseconds.
+  *
+  */
+  get createdAt() {
+    return $.utils.getInt64(0, this);
+  }
+  set createdAt(value) {
+    $.utils.setInt64(0, value, this);
+  }
+  _adoptAutoApprove(value) {
+    $.utils.adopt(value, $.utils.getPointer(5, this));
+  }
+  _disownAutoApprove() {
+    return $.utils.disown(this.autoApprove);
+  }
+  /**
+  * Its action methods that are approved as they are queued.
+  *
+  */
+  get autoApprove() {
+    return $.utils.getList(5, $.TextList, this);
+  }
+  _hasAutoApprove() {
+    return !$.utils.isNull($.utils.getPointer(5, this));
+  }
+  _initAutoApprove(length) {
+    return $.utils.initList(5, $.TextList, length, this);
+  }
+  set autoApprove(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(5, this));
+  }
+  toString() {
+    return "BindingInfo_" + super.toString();
+  }
+}
+const ActionState = {
+  /**
+  * Waits for a decision.
+  *
+  */
+  PENDING: 0,
+  /**
+  * Waits for its turn to apply.
+  *
+  */
+  APPROVED: 1,
+  APPLYING: 2,
+  APPLIED: 3,
+  /**
+  * Its real call failed: see outcome.
+  *
+  */
+  FAILED: 4,
+  REJECTED: 5,
+  /**
+  * Its real call had begun when the server stopped, and nothing can tell
+  * whether it took effect: approve retries it, reject drops it.
+  *
+  */
+  IN_DOUBT: 6
+};
+class ActionInfo extends $.Struct {
+  static _capnp = {
+    displayName: "ActionInfo",
+    id: "9a9fb9763b7edd56",
+    size: new $.ObjectSize(40, 9)
+  };
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  get seq() {
+    return $.utils.getUint64(0, this);
+  }
+  set seq(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  get gadget() {
+    return $.utils.getText(1, this);
+  }
+  set gadget(value) {
+    $.utils.setText(1, value, this);
+  }
+  get binding() {
+    return $.utils.getText(2, this);
+  }
+  set binding(value) {
+    $.utils.setText(2, value, this);
+  }
+  get kind() {
+    return $.utils.getText(3, this);
+  }
+  set kind(value) {
+    $.utils.setText(3, value, this);
+  }
+  get method() {
+    return $.utils.getText(4, this);
+  }
+  set method(value) {
+    $.utils.setText(4, value, this);
+  }
+  get user() {
+    return $.utils.getText(5, this);
+  }
+  set user(value) {
+    $.utils.setText(5, value, this);
+  }
+  get state() {
+    return $.utils.getUint16(8, this);
+  }
+  set state(value) {
+    $.utils.setUint16(8, value, this);
+  }
+  get description() {
+    return $.utils.getText(6, this);
+  }
+  set description(value) {
+    $.utils.setText(6, value, this);
+  }
+  get createdAt() {
+    return $.utils.getInt64(16, this);
+  }
+  set createdAt(value) {
+    $.utils.setInt64(16, value, this);
+  }
+  get decidedBy() {
+    return $.utils.getText(7, this);
+  }
+  set decidedBy(value) {
+    $.utils.setText(7, value, this);
+  }
+  get decidedAt() {
+    return $.utils.getInt64(24, this);
+  }
+  set decidedAt(value) {
+    $.utils.setInt64(24, value, this);
+  }
+  get doneAt() {
+    return $.utils.getInt64(32, this);
+  }
+  set doneAt(value) {
+    $.utils.setInt64(32, value, this);
+  }
+  /**
+  * What applying it did, or why it failed.
+  *
+  */
+  get outcome() {
+    return $.utils.getText(8, this);
+  }
+  set outcome(value) {
+    $.utils.setText(8, value, this);
+  }
+  toString() {
+    return "ActionInfo_" + super.toString();
+  }
+}
+class ActionFilter extends $.Struct {
+  static _capnp = {
+    displayName: "ActionFilter",
+    id: "dd5be115a087d66c",
+    size: new $.ObjectSize(16, 2)
+  };
+  _adoptStates(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownStates() {
+    return $.utils.disown(this.states);
+  }
+  /**
+  * Empty: every state.
+  *
+  */
+  get states() {
+    return $.utils.getList(0, $.Uint16List, this);
+  }
+  _hasStates() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initStates(length) {
+    return $.utils.initList(0, $.Uint16List, length, this);
+  }
+  set states(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  get gadget() {
+    return $.utils.getText(1, this);
+  }
+  set gadget(value) {
+    $.utils.setText(1, value, this);
+  }
+  get afterSeq() {
+    return $.utils.getUint64(0, this);
+  }
+  set afterSeq(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  /**
+  * 0: the server's default.
+  *
+  */
+  get limit() {
+    return $.utils.getUint32(8, this);
+  }
+  set limit(value) {
+    $.utils.setUint32(8, value, this);
+  }
+  toString() {
+    return "ActionFilter_" + super.toString();
+  }
+}
+class Decision extends $.Struct {
+  static _capnp = {
+    displayName: "Decision",
+    id: "a83e2cdf16844c50",
+    size: new $.ObjectSize(8, 3)
+  };
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  get ok() {
+    return $.utils.getBit(0, this);
+  }
+  set ok(value) {
+    $.utils.setBit(0, value, this);
+  }
+  /**
+  * Why not, when not ok.
+  *
+  */
+  get reason() {
+    return $.utils.getText(1, this);
+  }
+  set reason(value) {
+    $.utils.setText(1, value, this);
+  }
+  _adoptAction(value) {
+    $.utils.adopt(value, $.utils.getPointer(2, this));
+  }
+  _disownAction() {
+    return $.utils.disown(this.action);
+  }
+  get action() {
+    return $.utils.getStruct(2, ActionInfo, this);
+  }
+  _hasAction() {
+    return !$.utils.isNull($.utils.getPointer(2, this));
+  }
+  _initAction() {
+    return $.utils.initStructAt(2, ActionInfo, this);
+  }
+  set action(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(2, this));
+  }
+  toString() {
+    return "Decision_" + super.toString();
+  }
+}
+class AuditFilter extends $.Struct {
+  static _capnp = {
+    displayName: "AuditFilter",
+    id: "efba1a4f8b9168ee",
+    size: new $.ObjectSize(16, 1)
+  };
+  get gadget() {
+    return $.utils.getText(0, this);
+  }
+  set gadget(value) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+  * 0: from the newest.
+  *
+  */
+  get beforeSeq() {
+    return $.utils.getUint64(0, this);
+  }
+  set beforeSeq(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  get limit() {
+    return $.utils.getUint32(8, this);
+  }
+  set limit(value) {
+    $.utils.setUint32(8, value, this);
+  }
+  toString() {
+    return "AuditFilter_" + super.toString();
+  }
+}
+class AuditEntry extends $.Struct {
+  static _capnp = {
+    displayName: "AuditEntry",
+    id: "da91f3293135c315",
+    size: new $.ObjectSize(24, 8)
+  };
+  get seq() {
+    return $.utils.getUint64(0, this);
+  }
+  set seq(value) {
+    $.utils.setUint64(0, value, this);
+  }
+  get time() {
+    return $.utils.getInt64(8, this);
+  }
+  set time(value) {
+    $.utils.setInt64(8, value, this);
+  }
+  get gadget() {
+    return $.utils.getText(0, this);
+  }
+  set gadget(value) {
+    $.utils.setText(0, value, this);
+  }
+  get user() {
+    return $.utils.getText(1, this);
+  }
+  set user(value) {
+    $.utils.setText(1, value, this);
+  }
+  get binding() {
+    return $.utils.getText(2, this);
+  }
+  set binding(value) {
+    $.utils.setText(2, value, this);
+  }
+  get kind() {
+    return $.utils.getText(3, this);
+  }
+  set kind(value) {
+    $.utils.setText(3, value, this);
+  }
+  get method() {
+    return $.utils.getText(4, this);
+  }
+  set method(value) {
+    $.utils.setText(4, value, this);
+  }
+  /**
+  * An action (a side effect) rather than an observation (a read).
+  *
+  */
+  get action() {
+    return $.utils.getBit(128, this);
+  }
+  set action(value) {
+    $.utils.setBit(128, value, this);
+  }
+  get description() {
+    return $.utils.getText(5, this);
+  }
+  set description(value) {
+    $.utils.setText(5, value, this);
+  }
+  get outcome() {
+    return $.utils.getText(6, this);
+  }
+  set outcome(value) {
+    $.utils.setText(6, value, this);
+  }
+  get failed() {
+    return $.utils.getBit(129, this);
+  }
+  set failed(value) {
+    $.utils.setBit(129, value, this);
+  }
+  get actionId() {
+    return $.utils.getText(7, this);
+  }
+  set actionId(value) {
+    $.utils.setText(7, value, this);
+  }
+  toString() {
+    return "AuditEntry_" + super.toString();
+  }
+}
+class ActionListener_Changed$Params extends $.Struct {
+  static _capnp = {
+    displayName: "changed$Params",
+    id: "dc41118c9124cc54",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptAction(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownAction() {
+    return $.utils.disown(this.action);
+  }
+  get action() {
+    return $.utils.getStruct(0, ActionInfo, this);
+  }
+  _hasAction() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initAction() {
+    return $.utils.initStructAt(0, ActionInfo, this);
+  }
+  set action(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "ActionListener_Changed$Params_" + super.toString();
+  }
+}
+class ActionListener_Changed$Results extends $.Struct {
+  static _capnp = {
+    displayName: "changed$Results",
+    id: "ad5553d3727b21b2",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "ActionListener_Changed$Results_" + super.toString();
+  }
+}
+class ActionListener_Changed$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class ActionListener_Missed$Params extends $.Struct {
+  static _capnp = {
+    displayName: "missed$Params",
+    id: "b3342aa6d6a61eb5",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "ActionListener_Missed$Params_" + super.toString();
+  }
+}
+class ActionListener_Missed$Results extends $.Struct {
+  static _capnp = {
+    displayName: "missed$Results",
+    id: "c62999555eeba0df",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "ActionListener_Missed$Results_" + super.toString();
+  }
+}
+class ActionListener_Missed$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class ActionListener$Client {
+  client;
+  static interfaceId = 0xdc1475800b957866n;
+  constructor(client) {
+    this.client = client;
+  }
+  static methods = [
+    {
+      ParamsClass: ActionListener_Changed$Params,
+      ResultsClass: ActionListener_Changed$Results,
+      interfaceId: ActionListener$Client.interfaceId,
+      methodId: 0,
+      interfaceName: "workspace.capnp:ActionListener",
+      methodName: "changed"
+    },
+    {
+      ParamsClass: ActionListener_Missed$Params,
+      ResultsClass: ActionListener_Missed$Results,
+      interfaceId: ActionListener$Client.interfaceId,
+      methodId: 1,
+      interfaceName: "workspace.capnp:ActionListener",
+      methodName: "missed"
+    }
+  ];
+  changed(paramsFunc) {
+    const answer = this.client.call({
+      method: ActionListener$Client.methods[0],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(ActionListener_Changed$Results, answer);
+    return new ActionListener_Changed$Results$Promise(pipeline);
+  }
+  /**
+  * Changes were dropped because the listener fell behind: list them again.
+  *
+  */
+  missed(paramsFunc) {
+    const answer = this.client.call({
+      method: ActionListener$Client.methods[1],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(ActionListener_Missed$Results, answer);
+    return new ActionListener_Missed$Results$Promise(pipeline);
+  }
+}
+$.Registry.register(ActionListener$Client.interfaceId, ActionListener$Client);
+class ActionListener$Server extends $.Server {
+  target;
+  constructor(target) {
+    super(target, [
+      {
+        ...ActionListener$Client.methods[0],
+        impl: target.changed
+      },
+      {
+        ...ActionListener$Client.methods[1],
+        impl: target.missed
+      }
+    ]);
+    this.target = target;
+  }
+  client() {
+    return new ActionListener$Client(this);
+  }
+}
+class ActionListener extends $.Interface {
+  static Client = ActionListener$Client;
+  static Server = ActionListener$Server;
+  static _capnp = {
+    displayName: "ActionListener",
+    id: "dc1475800b957866",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "ActionListener_" + super.toString();
+  }
+}
+class Subscription$Client {
+  client;
+  static interfaceId = 0x800ed120dc7833cen;
+  constructor(client) {
+    this.client = client;
+  }
+  static methods = [];
+}
+$.Registry.register(Subscription$Client.interfaceId, Subscription$Client);
+class Subscription$Server extends $.Server {
+  target;
+  constructor(target) {
+    super(target, []);
+    this.target = target;
+  }
+  client() {
+    return new Subscription$Client(this);
+  }
+}
+class Subscription extends $.Interface {
+  static Client = Subscription$Client;
+  static Server = Subscription$Server;
+  static _capnp = {
+    displayName: "Subscription",
+    id: "800ed120dc7833ce",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Subscription_" + super.toString();
   }
 }
 class BlueprintUpload_Write$Params extends $.Struct {
@@ -1490,6 +2669,201 @@ class Gadget_FrameTicket$Results$Promise {
     return await this.pipeline.struct();
   }
 }
+class Gadget_Bind$Params extends $.Struct {
+  static _capnp = {
+    displayName: "bind$Params",
+    id: "c13f4422db886fc6",
+    size: new $.ObjectSize(0, 3)
+  };
+  get name() {
+    return $.utils.getText(0, this);
+  }
+  set name(value) {
+    $.utils.setText(0, value, this);
+  }
+  get service() {
+    return $.utils.getText(1, this);
+  }
+  set service(value) {
+    $.utils.setText(1, value, this);
+  }
+  get resource() {
+    return $.utils.getText(2, this);
+  }
+  set resource(value) {
+    $.utils.setText(2, value, this);
+  }
+  toString() {
+    return "Gadget_Bind$Params_" + super.toString();
+  }
+}
+class Gadget_Bind$Results extends $.Struct {
+  static _capnp = {
+    displayName: "bind$Results",
+    id: "f3cf0dec7dfbf4eb",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptBinding(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownBinding() {
+    return $.utils.disown(this.binding);
+  }
+  get binding() {
+    return $.utils.getStruct(0, BindingInfo, this);
+  }
+  _hasBinding() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initBinding() {
+    return $.utils.initStructAt(0, BindingInfo, this);
+  }
+  set binding(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Gadget_Bind$Results_" + super.toString();
+  }
+}
+class Gadget_Bind$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_Unbind$Params extends $.Struct {
+  static _capnp = {
+    displayName: "unbind$Params",
+    id: "ea300793e38446ce",
+    size: new $.ObjectSize(0, 1)
+  };
+  get name() {
+    return $.utils.getText(0, this);
+  }
+  set name(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Gadget_Unbind$Params_" + super.toString();
+  }
+}
+class Gadget_Unbind$Results extends $.Struct {
+  static _capnp = {
+    displayName: "unbind$Results",
+    id: "ee322f0b054d960b",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_Unbind$Results_" + super.toString();
+  }
+}
+class Gadget_Unbind$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_Bindings$Params extends $.Struct {
+  static _capnp = {
+    displayName: "bindings$Params",
+    id: "edec34a80e3a1678",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_Bindings$Params_" + super.toString();
+  }
+}
+class Gadget_Bindings$Results extends $.Struct {
+  static _capnp = {
+    displayName: "bindings$Results",
+    id: "cacbfee5f0741c91",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Bindings;
+  _adoptBindings(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownBindings() {
+    return $.utils.disown(this.bindings);
+  }
+  get bindings() {
+    return $.utils.getList(0, Gadget_Bindings$Results._Bindings, this);
+  }
+  _hasBindings() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initBindings(length) {
+    return $.utils.initList(0, Gadget_Bindings$Results._Bindings, length, this);
+  }
+  set bindings(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Gadget_Bindings$Results_" + super.toString();
+  }
+}
+class Gadget_Bindings$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_SetAutoApprove$Params extends $.Struct {
+  static _capnp = {
+    displayName: "setAutoApprove$Params",
+    id: "84e8ad9657cb7097",
+    size: new $.ObjectSize(8, 2)
+  };
+  get binding() {
+    return $.utils.getText(0, this);
+  }
+  set binding(value) {
+    $.utils.setText(0, value, this);
+  }
+  get method() {
+    return $.utils.getText(1, this);
+  }
+  set method(value) {
+    $.utils.setText(1, value, this);
+  }
+  get on() {
+    return $.utils.getBit(0, this);
+  }
+  set on(value) {
+    $.utils.setBit(0, value, this);
+  }
+  toString() {
+    return "Gadget_SetAutoApprove$Params_" + super.toString();
+  }
+}
+class Gadget_SetAutoApprove$Results extends $.Struct {
+  static _capnp = {
+    displayName: "setAutoApprove$Results",
+    id: "cbf9b0c4a81ad7f4",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_SetAutoApprove$Results_" + super.toString();
+  }
+}
+class Gadget_SetAutoApprove$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
 class Gadget$Client {
   client;
   static interfaceId = 0xd9cdd0859b5e76cdn;
@@ -1552,6 +2926,38 @@ class Gadget$Client {
       methodId: 6,
       interfaceName: "workspace.capnp:Gadget",
       methodName: "frameTicket"
+    },
+    {
+      ParamsClass: Gadget_Bind$Params,
+      ResultsClass: Gadget_Bind$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 7,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "bind"
+    },
+    {
+      ParamsClass: Gadget_Unbind$Params,
+      ResultsClass: Gadget_Unbind$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 8,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "unbind"
+    },
+    {
+      ParamsClass: Gadget_Bindings$Params,
+      ResultsClass: Gadget_Bindings$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 9,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "bindings"
+    },
+    {
+      ParamsClass: Gadget_SetAutoApprove$Params,
+      ResultsClass: Gadget_SetAutoApprove$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 10,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "setAutoApprove"
     }
   ];
   info(paramsFunc) {
@@ -1651,6 +3057,56 @@ class Gadget$Client {
     const pipeline = new $.Pipeline(Gadget_FrameTicket$Results, answer);
     return new Gadget_FrameTicket$Results$Promise(pipeline);
   }
+  /**
+  * Binds a gatekeeper to this gadget under `name`: one resource (`resource`:
+  * a repository "owner/repo", a URL prefix) of one configured service
+  * (`Workspace.services`). Inside its sandbox the gadget reaches it by
+  * name, with `Host.gatekeeper`. Editor or owner only.
+  *
+  */
+  bind(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[7],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Bind$Results, answer);
+    return new Gadget_Bind$Results$Promise(pipeline);
+  }
+  /**
+  * Removes a binding. Every reference the gadget holds to it, also one it
+  * stored, fails from then on; its actions not yet applied are rejected.
+  * Editor or owner only.
+  *
+  */
+  unbind(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[8],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Unbind$Results, answer);
+    return new Gadget_Unbind$Results$Promise(pipeline);
+  }
+  bindings(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[9],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Bindings$Results, answer);
+    return new Gadget_Bindings$Results$Promise(pipeline);
+  }
+  /**
+  * Approves, as they are queued, the actions of one method of one binding
+  * (`on`), or stops doing so. Editor or owner only.
+  *
+  */
+  setAutoApprove(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[10],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_SetAutoApprove$Results, answer);
+    return new Gadget_SetAutoApprove$Results$Promise(pipeline);
+  }
 }
 $.Registry.register(Gadget$Client.interfaceId, Gadget$Client);
 class Gadget$Server extends $.Server {
@@ -1684,6 +3140,22 @@ class Gadget$Server extends $.Server {
       {
         ...Gadget$Client.methods[6],
         impl: target.frameTicket
+      },
+      {
+        ...Gadget$Client.methods[7],
+        impl: target.bind
+      },
+      {
+        ...Gadget$Client.methods[8],
+        impl: target.unbind
+      },
+      {
+        ...Gadget$Client.methods[9],
+        impl: target.bindings
+      },
+      {
+        ...Gadget$Client.methods[10],
+        impl: target.setAutoApprove
       }
     ]);
     this.target = target;
@@ -2016,8 +3488,28 @@ class Blueprint extends $.Struct {
 Workspace_Blueprints$Results._Blueprints = $.CompositeList(BlueprintInfo);
 Workspace_Gadgets$Results._Gadgets = $.CompositeList(ListedGadget);
 Workspace_Tokens$Results._Tokens = $.CompositeList(TokenInfo);
+Workspace_Services$Results._Services = $.CompositeList(ServiceInfo);
+Workspace_Actions$Results._Actions = $.CompositeList(ActionInfo);
+Workspace_Decide$Results._Decisions = $.CompositeList(Decision);
+Workspace_Audit$Results._Entries = $.CompositeList(AuditEntry);
 Gadget_Logs$Results._Lines = $.CompositeList(LogLine);
+Gadget_Bindings$Results._Bindings = $.CompositeList(BindingInfo);
 export {
+  ActionFilter,
+  ActionInfo,
+  ActionListener,
+  ActionListener$Client,
+  ActionListener$Server,
+  ActionListener_Changed$Params,
+  ActionListener_Changed$Results,
+  ActionListener_Changed$Results$Promise,
+  ActionListener_Missed$Params,
+  ActionListener_Missed$Results,
+  ActionListener_Missed$Results$Promise,
+  ActionState,
+  AuditEntry,
+  AuditFilter,
+  BindingInfo,
   Blueprint,
   BlueprintInfo,
   BlueprintUpload,
@@ -2027,10 +3519,17 @@ export {
   BlueprintUpload_Finish$Results,
   BlueprintUpload_Finish$Results$Promise,
   BlueprintUpload_Write$Params,
+  Decision,
   Gadget,
   Gadget$Client,
   Gadget$Server,
   GadgetInfo,
+  Gadget_Bind$Params,
+  Gadget_Bind$Results,
+  Gadget_Bind$Results$Promise,
+  Gadget_Bindings$Params,
+  Gadget_Bindings$Results,
+  Gadget_Bindings$Results$Promise,
   Gadget_FrameTicket$Params,
   Gadget_FrameTicket$Results,
   Gadget_FrameTicket$Results$Promise,
@@ -2049,9 +3548,15 @@ export {
   Gadget_Schema$Params,
   Gadget_Schema$Results,
   Gadget_Schema$Results$Promise,
+  Gadget_SetAutoApprove$Params,
+  Gadget_SetAutoApprove$Results,
+  Gadget_SetAutoApprove$Results$Promise,
   Gadget_Ui$Params,
   Gadget_Ui$Results,
   Gadget_Ui$Results$Promise,
+  Gadget_Unbind$Params,
+  Gadget_Unbind$Results,
+  Gadget_Unbind$Results$Promise,
   Gateway,
   Gateway$Client,
   Gateway$Server,
@@ -2060,22 +3565,38 @@ export {
   Gateway_Login$Results$Promise,
   ListedGadget,
   LogLine,
+  ServiceInfo,
   StreamResult,
   StreamResult$Promise,
+  Subscription,
+  Subscription$Client,
+  Subscription$Server,
   TokenInfo,
   UserInfo,
   Workspace,
   Workspace$Client,
   Workspace$Server,
+  Workspace_Actions$Params,
+  Workspace_Actions$Results,
+  Workspace_Actions$Results$Promise,
+  Workspace_Audit$Params,
+  Workspace_Audit$Results,
+  Workspace_Audit$Results$Promise,
   Workspace_Blueprints$Params,
   Workspace_Blueprints$Results,
   Workspace_Blueprints$Results$Promise,
   Workspace_Create$Params,
   Workspace_Create$Results,
   Workspace_Create$Results$Promise,
+  Workspace_Decide$Params,
+  Workspace_Decide$Results,
+  Workspace_Decide$Results$Promise,
   Workspace_Gadgets$Params,
   Workspace_Gadgets$Results,
   Workspace_Gadgets$Results$Promise,
+  Workspace_GatekeeperSchema$Params,
+  Workspace_GatekeeperSchema$Results,
+  Workspace_GatekeeperSchema$Results$Promise,
   Workspace_InstallBlueprint$Params,
   Workspace_InstallBlueprint$Results,
   Workspace_InstallBlueprint$Results$Promise,
@@ -2091,11 +3612,17 @@ export {
   Workspace_RevokeToken$Params,
   Workspace_RevokeToken$Results,
   Workspace_RevokeToken$Results$Promise,
+  Workspace_Services$Params,
+  Workspace_Services$Results,
+  Workspace_Services$Results$Promise,
   Workspace_Tokens$Params,
   Workspace_Tokens$Results,
   Workspace_Tokens$Results$Promise,
   Workspace_UploadBlueprint$Params,
   Workspace_UploadBlueprint$Results,
   Workspace_UploadBlueprint$Results$Promise,
+  Workspace_WatchActions$Params,
+  Workspace_WatchActions$Results,
+  Workspace_WatchActions$Results$Promise,
   _capnpFileId
 };

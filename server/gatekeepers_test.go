@@ -1,0 +1,274 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gadgetd/gadgetd/examples/issues/issuespb"
+	"github.com/gadgetd/gadgetd/gatekeepers"
+	"github.com/gadgetd/gadgetd/gatekeepers/desk"
+	"github.com/gadgetd/gadgetd/gatekeepers/github/githubtest"
+	"github.com/gadgetd/gadgetd/gatekeepers/kinds"
+	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server"
+)
+
+const githubToken = "ghp_test-token-the-gadget-must-never-see"
+
+// issuesHarness is a server with the issues example installed and one
+// github service, "gh", on a GitHub-compatible server on loopback that
+// holds acme/widgets with one open issue.
+type issuesHarness struct {
+	*harness
+	github *githubtest.Server
+	repo   *githubtest.Repo
+}
+
+func startIssues(t *testing.T) *issuesHarness {
+	t.Helper()
+	gh := githubtest.NewServer(githubToken)
+	t.Cleanup(gh.Close)
+	repo := gh.AddRepo("acme", "widgets")
+	repo.AddIssue(githubtest.Issue{Title: "It was already broken"})
+	h := start(t, t.TempDir(), server.WithGatekeepers(kinds.All(), []desk.Service{{
+		Name: "gh", Kind: "github",
+		Config: gatekeepers.ServiceConfig{
+			Description: "the test GitHub",
+			Settings:    map[string]any{"api": gh.URL, "token_env": "GH_TOKEN", "allow_private_api": true},
+			Getenv: func(name string) string {
+				if name == "GH_TOKEN" {
+					return githubToken
+				}
+				return ""
+			},
+		},
+	}}))
+	if _, err := h.srv.InstallBuiltin(context.Background(), blueprinttest.ExampleBundle(t, "issues")); err != nil {
+		t.Fatal(err)
+	}
+	return &issuesHarness{harness: h, github: gh, repo: repo}
+}
+
+func listIssues(t *testing.T, s issuespb.Issues) ([]string, error) {
+	t.Helper()
+	f, release := s.List(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return nil, err
+	}
+	list, err := res.Issues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := 0; i < list.Len(); i++ {
+		title, _ := list.At(i).Title()
+		if list.At(i).Pending() {
+			title += " (pending)"
+		}
+		out = append(out, title)
+	}
+	return out, nil
+}
+
+func fileIssue(t *testing.T, s issuespb.Issues, title string) string {
+	t.Helper()
+	f, release := s.File(testCtx(t), func(p issuespb.Issues_file_Params) error { return p.SetTitle(title) })
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatalf("file %q: %v", title, err)
+	}
+	issue, _ := res.Issue()
+	id, _ := issue.ActionId()
+	if !issue.Pending() || id == "" || issue.Number() != 0 {
+		t.Fatalf("filed issue: pending %v, action %q, number %d; want a pending action, no number", issue.Pending(), id, issue.Number())
+	}
+	return id
+}
+
+func decideActions(t *testing.T, ws schema.Workspace, approve bool, ids ...string) {
+	t.Helper()
+	f, release := ws.Decide(testCtx(t), func(p schema.Workspace_decide_Params) error {
+		p.SetApprove(approve)
+		list, err := p.NewIds(int32(len(ids)))
+		for i, id := range ids {
+			list.Set(i, id)
+		}
+		return err
+	})
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := res.Decisions()
+	for i := 0; i < list.Len(); i++ {
+		if !list.At(i).Ok() {
+			reason, _ := list.At(i).Reason()
+			t.Fatalf("deciding %s: %s", ids[i], reason)
+		}
+	}
+}
+
+func actionState(t *testing.T, ws schema.Workspace, id string) schema.ActionState {
+	t.Helper()
+	f, release := ws.Actions(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := res.Actions()
+	for i := 0; i < list.Len(); i++ {
+		if got, _ := list.At(i).Id(); got == id {
+			return list.At(i).State()
+		}
+	}
+	t.Fatalf("no action %s in the workspace", id)
+	return 0
+}
+
+func bindRepo(t *testing.T, g schema.Gadget, resource string) error {
+	t.Helper()
+	f, release := g.Bind(testCtx(t), func(p schema.Gadget_bind_Params) error {
+		p.SetName("repo")
+		p.SetService("gh")
+		return p.SetResource(resource)
+	})
+	defer release()
+	_, err := f.Struct()
+	return err
+}
+
+// TestTheIssuesExampleFilesAnIssueThatWaitsForApproval is the examples/issues
+// flow from a Go client: unbound, the gadget reaches nothing; bound to
+// acme/widgets, it lists the repository's issues; an issue it files is
+// pending, shown in its own listing, and GitHub sees nothing until the
+// owner approves it, when it is created exactly once; a rejected one
+// disappears; unbound again, the gadget reaches nothing again.
+func TestTheIssuesExampleFilesAnIssueThatWaitsForApproval(t *testing.T) {
+	h := startIssues(t)
+	ws := h.login(t, h.token("alice"))
+	g, _ := create(t, ws, "issues")
+	open, release := g.Open(testCtx(t), nil)
+	defer release()
+	s := issuespb.Issues(open.Session())
+
+	if _, err := listIssues(t, s); err == nil || !strings.Contains(err.Error(), `no GitHub repository bound as "repo"`) {
+		t.Fatalf("an unbound gadget's list: %v", err)
+	}
+	if n := len(h.github.Requests()); n != 0 {
+		t.Fatalf("GitHub saw %d requests from an unbound gadget", n)
+	}
+	if err := bindRepo(t, g, "acme/widgets"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := listIssues(t, s); err != nil || strings.Join(got, "|") != "It was already broken" {
+		t.Fatalf("list: %q, %v", got, err)
+	}
+
+	id := fileIssue(t, s, "Crash on start")
+	if got, _ := listIssues(t, s); strings.Join(got, "|") != "Crash on start (pending)|It was already broken" {
+		t.Fatalf("list with a pending issue: %q", got)
+	}
+	if w := h.github.Writes(); w != 0 {
+		t.Fatalf("GitHub saw %d writes before approval", w)
+	}
+	if st := actionState(t, ws, id); st != schema.ActionState_pending {
+		t.Fatalf("the action is %v, want pending", st)
+	}
+
+	decideActions(t, ws, true, id)
+	for end := time.Now().Add(10 * time.Second); actionState(t, ws, id) != schema.ActionState_applied; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the approved action is %v, not applied", actionState(t, ws, id))
+		}
+	}
+	if w := h.github.Writes(); w != 1 {
+		t.Fatalf("GitHub saw %d writes after one approval", w)
+	}
+	if title, _, _, ok := h.repo.Issue(2); !ok || title != "Crash on start" {
+		t.Fatalf("issue #2 on GitHub: %q, %v", title, ok)
+	}
+	if got, _ := listIssues(t, s); strings.Join(got, "|") != "Crash on start|It was already broken" {
+		t.Fatalf("list after approval: %q", got)
+	}
+
+	rejected := fileIssue(t, s, "Not a bug")
+	decideActions(t, ws, false, rejected)
+	if got, _ := listIssues(t, s); strings.Join(got, "|") != "Crash on start|It was already broken" {
+		t.Fatalf("list after a rejection: %q", got)
+	}
+	if w := h.github.Writes(); w != 1 {
+		t.Fatalf("GitHub saw %d writes, want the one approved", w)
+	}
+
+	unbind, releaseUnbind := g.Unbind(testCtx(t), func(p schema.Gadget_unbind_Params) error { return p.SetName("repo") })
+	defer releaseUnbind()
+	if _, err := unbind.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := listIssues(t, s); err == nil {
+		t.Fatal("list succeeded after unbind")
+	}
+}
+
+// TestABindingReachesOnlyItsRepository: a binding names one repository,
+// and the service refuses what is not one.
+func TestABindingReachesOnlyItsRepository(t *testing.T) {
+	h := startIssues(t)
+	ws := h.login(t, h.token("alice"))
+	g, _ := create(t, ws, "issues")
+	for _, bad := range []string{"acme", "acme/widgets/issues", "../acme/widgets", ""} {
+		if err := bindRepo(t, g, bad); err == nil {
+			t.Errorf("binding %q succeeded", bad)
+		}
+	}
+}
+
+// TestAnotherUserSeesNoneOfTheWorkspacesActions: bob's workspace lists
+// none of alice's actions and cannot decide them.
+func TestAnotherUserSeesNoneOfTheWorkspacesActions(t *testing.T) {
+	h := startIssues(t)
+	alice := h.login(t, h.token("alice"))
+	g, _ := create(t, alice, "issues")
+	if err := bindRepo(t, g, "acme/widgets"); err != nil {
+		t.Fatal(err)
+	}
+	open, release := g.Open(testCtx(t), nil)
+	defer release()
+	id := fileIssue(t, issuespb.Issues(open.Session()), "Mine")
+
+	bob := h.login(t, h.token("bob"))
+	f, releaseList := bob.Actions(testCtx(t), nil)
+	defer releaseList()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := res.Actions(); list.Len() != 0 {
+		t.Fatalf("bob sees %d actions", list.Len())
+	}
+	d, releaseDecide := bob.Decide(testCtx(t), func(p schema.Workspace_decide_Params) error {
+		p.SetApprove(true)
+		list, err := p.NewIds(1)
+		list.Set(0, id)
+		return err
+	})
+	defer releaseDecide()
+	dres, err := d.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := dres.Decisions(); list.At(0).Ok() {
+		t.Fatal("bob approved alice's action")
+	}
+	if st := actionState(t, alice, id); st != schema.ActionState_pending {
+		t.Fatalf("alice's action is %v after bob's attempt", st)
+	}
+}
