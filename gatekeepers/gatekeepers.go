@@ -3,7 +3,10 @@ package gatekeepers
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"time"
+	"unicode/utf8"
 
 	"capnproto.org/go/capnp/v3"
 )
@@ -155,6 +158,65 @@ type Action struct {
 type Outcome struct {
 	Describe string // human-readable: "created issue #42"
 	Result   []byte // the kind's encoding of the real result
+}
+
+// Request is a binding a blueprint asks for in its manifest
+// (blueprint.json's "bindings"): the name its code asks the host for, the
+// kind of gatekeeper, and why, for the user deciding what to bind.
+type Request struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	Why  string `json:"why"`
+}
+
+// Bounds of a Request.
+const (
+	MaxRequests   = 16  // per blueprint
+	MaxRequestWhy = 500 // bytes
+)
+
+var nameSyntax = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+
+// CheckName checks a binding's or a service's name: 1 to 63 of a-z, 0-9, _
+// and -, starting with a letter.
+func CheckName(name string) error {
+	if !nameSyntax.MatchString(name) {
+		return fmt.Errorf("name %q: want 1 to 63 of a-z, 0-9, _ and -, starting with a letter", clip(name))
+	}
+	return nil
+}
+
+// CheckRequests checks a blueprint's binding requests.
+func CheckRequests(rs []Request) error {
+	if len(rs) > MaxRequests {
+		return fmt.Errorf("%d bindings requested, more than %d", len(rs), MaxRequests)
+	}
+	seen := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		if err := CheckName(r.Name); err != nil {
+			return fmt.Errorf("binding %w", err)
+		}
+		if seen[r.Name] {
+			return fmt.Errorf("binding %q is requested twice", r.Name)
+		}
+		seen[r.Name] = true
+		if err := CheckName(r.Kind); err != nil {
+			return fmt.Errorf("binding %q: kind %w", r.Name, err)
+		}
+		if r.Why == "" || len(r.Why) > MaxRequestWhy || !utf8.ValidString(r.Why) {
+			return fmt.Errorf("binding %q: \"why\" must say, in at most %d bytes of UTF-8, what the gadget does with it", r.Name, MaxRequestWhy)
+		}
+	}
+	return nil
+}
+
+// clip bounds what an error repeats of its caller's input.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
 }
 
 // Errors.

@@ -377,6 +377,20 @@ struct BlueprintInfo {
   sessionInterface @3 :UInt64;
   builtin @4 :Bool;
   # True for blueprints that ship with the server.
+  bindings @5 :List(BindingRequest);
+  # The gatekeepers its gadgets ask to be bound to.
+}
+
+struct BindingRequest {
+  # A binding a blueprint asks for (blueprint.json's "bindings"): nothing
+  # is bound until a user binds it (`Gadget.bind`), to a resource they
+  # choose.
+  name @0 :Text;
+  # The name the gadget asks `Host.gatekeeper` for.
+  kind @1 :Text;
+  # The kind of gatekeeper: "github", "http".
+  why @2 :Text;
+  # What the gadget does with it, for the user deciding.
 }
 
 struct Blueprint {
@@ -405,4 +419,7 @@ struct Blueprint {
   schemaNodes @7 :Data;
   # The compiled schema: a serialized capnp.schema.CodeGeneratorRequest
   # (`capnp compile -o- file.capnp`).
+
+  bindings @8 :List(BindingRequest);
+  # The bindings its gadgets ask for.
 }

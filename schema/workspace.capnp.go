@@ -9342,12 +9342,12 @@ type BlueprintInfo capnp.Struct
 const BlueprintInfo_TypeID = 0xaf1513bffaee87c4
 
 func NewBlueprintInfo(s *capnp.Segment) (BlueprintInfo, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 3})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 4})
 	return BlueprintInfo(st), err
 }
 
 func NewRootBlueprintInfo(s *capnp.Segment) (BlueprintInfo, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 3})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 4})
 	return BlueprintInfo(st), err
 }
 
@@ -9453,12 +9453,36 @@ func (s BlueprintInfo) SetBuiltin(v bool) {
 	capnp.Struct(s).SetBit(64, v)
 }
 
+func (s BlueprintInfo) Bindings() (BindingRequest_List, error) {
+	p, err := capnp.Struct(s).Ptr(3)
+	return BindingRequest_List(p.List()), err
+}
+
+func (s BlueprintInfo) HasBindings() bool {
+	return capnp.Struct(s).HasPtr(3)
+}
+
+func (s BlueprintInfo) SetBindings(v BindingRequest_List) error {
+	return capnp.Struct(s).SetPtr(3, v.ToPtr())
+}
+
+// NewBindings sets the bindings field to a newly
+// allocated BindingRequest_List, preferring placement in s's segment.
+func (s BlueprintInfo) NewBindings(n int32) (BindingRequest_List, error) {
+	l, err := NewBindingRequest_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return BindingRequest_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(3, l.ToPtr())
+	return l, err
+}
+
 // BlueprintInfo_List is a list of BlueprintInfo.
 type BlueprintInfo_List = capnp.StructList[BlueprintInfo]
 
 // NewBlueprintInfo creates a new list of BlueprintInfo.
 func NewBlueprintInfo_List(s *capnp.Segment, sz int32) (BlueprintInfo_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 16, PointerCount: 3}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 16, PointerCount: 4}, sz)
 	return capnp.StructList[BlueprintInfo](l), err
 }
 
@@ -9470,18 +9494,136 @@ func (f BlueprintInfo_Future) Struct() (BlueprintInfo, error) {
 	return BlueprintInfo(p.Struct()), err
 }
 
+type BindingRequest capnp.Struct
+
+// BindingRequest_TypeID is the unique identifier for the type BindingRequest.
+const BindingRequest_TypeID = 0xb2ee953466800989
+
+func NewBindingRequest(s *capnp.Segment) (BindingRequest, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 3})
+	return BindingRequest(st), err
+}
+
+func NewRootBindingRequest(s *capnp.Segment) (BindingRequest, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 3})
+	return BindingRequest(st), err
+}
+
+func ReadRootBindingRequest(msg *capnp.Message) (BindingRequest, error) {
+	root, err := msg.Root()
+	return BindingRequest(root.Struct()), err
+}
+
+func (s BindingRequest) String() string {
+	str, _ := text.Marshal(0xb2ee953466800989, capnp.Struct(s))
+	return str
+}
+
+func (s BindingRequest) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (BindingRequest) DecodeFromPtr(p capnp.Ptr) BindingRequest {
+	return BindingRequest(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s BindingRequest) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s BindingRequest) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s BindingRequest) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s BindingRequest) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s BindingRequest) Name() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s BindingRequest) HasName() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s BindingRequest) NameBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s BindingRequest) SetName(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s BindingRequest) Kind() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s BindingRequest) HasKind() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s BindingRequest) KindBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s BindingRequest) SetKind(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s BindingRequest) Why() (string, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.Text(), err
+}
+
+func (s BindingRequest) HasWhy() bool {
+	return capnp.Struct(s).HasPtr(2)
+}
+
+func (s BindingRequest) WhyBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.TextBytes(), err
+}
+
+func (s BindingRequest) SetWhy(v string) error {
+	return capnp.Struct(s).SetText(2, v)
+}
+
+// BindingRequest_List is a list of BindingRequest.
+type BindingRequest_List = capnp.StructList[BindingRequest]
+
+// NewBindingRequest creates a new list of BindingRequest.
+func NewBindingRequest_List(s *capnp.Segment, sz int32) (BindingRequest_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 3}, sz)
+	return capnp.StructList[BindingRequest](l), err
+}
+
+// BindingRequest_Future is a wrapper for a BindingRequest promised by a client call.
+type BindingRequest_Future struct{ *capnp.Future }
+
+func (f BindingRequest_Future) Struct() (BindingRequest, error) {
+	p, err := f.Future.Ptr()
+	return BindingRequest(p.Struct()), err
+}
+
 type Blueprint capnp.Struct
 
 // Blueprint_TypeID is the unique identifier for the type Blueprint.
 const Blueprint_TypeID = 0xd8239a496365a923
 
 func NewBlueprint(s *capnp.Segment) (Blueprint, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 7})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 8})
 	return Blueprint(st), err
 }
 
 func NewRootBlueprint(s *capnp.Segment) (Blueprint, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 7})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 8})
 	return Blueprint(st), err
 }
 
@@ -9641,12 +9783,36 @@ func (s Blueprint) SetSchemaNodes(v []byte) error {
 	return capnp.Struct(s).SetData(6, v)
 }
 
+func (s Blueprint) Bindings() (BindingRequest_List, error) {
+	p, err := capnp.Struct(s).Ptr(7)
+	return BindingRequest_List(p.List()), err
+}
+
+func (s Blueprint) HasBindings() bool {
+	return capnp.Struct(s).HasPtr(7)
+}
+
+func (s Blueprint) SetBindings(v BindingRequest_List) error {
+	return capnp.Struct(s).SetPtr(7, v.ToPtr())
+}
+
+// NewBindings sets the bindings field to a newly
+// allocated BindingRequest_List, preferring placement in s's segment.
+func (s Blueprint) NewBindings(n int32) (BindingRequest_List, error) {
+	l, err := NewBindingRequest_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return BindingRequest_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(7, l.ToPtr())
+	return l, err
+}
+
 // Blueprint_List is a list of Blueprint.
 type Blueprint_List = capnp.StructList[Blueprint]
 
 // NewBlueprint creates a new list of Blueprint.
 func NewBlueprint_List(s *capnp.Segment, sz int32) (Blueprint_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 7}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 8}, sz)
 	return capnp.StructList[Blueprint](l), err
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"capnproto.org/go/capnp/v3/exc"
 
+	"github.com/gadgetd/gadgetd/gatekeepers"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
@@ -19,18 +20,22 @@ type BlueprintInfo struct {
 	Name, Version, Description string
 	SessionInterface           uint64
 	Builtin                    bool
+	Bindings                   []gatekeepers.Request // the bindings its gadgets ask for
 }
 
 func infoOf(bp store.BlueprintRecord) BlueprintInfo {
 	return BlueprintInfo{
 		Name: bp.Name, Version: bp.Version, Description: bp.Description,
-		SessionInterface: bp.SessionInterface, Builtin: bp.Owner == "",
+		SessionInterface: bp.SessionInterface, Builtin: bp.Owner == "", Bindings: bp.Bindings,
 	}
 }
 
 func fillBlueprintInfo(dst schema.BlueprintInfo, bp store.BlueprintRecord) error {
 	dst.SetSessionInterface(bp.SessionInterface)
 	dst.SetBuiltin(bp.Owner == "")
+	if err := blueprint.FillRequests(dst.NewBindings, bp.Bindings); err != nil {
+		return err
+	}
 	if err := dst.SetName(bp.Name); err != nil {
 		return err
 	}
@@ -58,7 +63,7 @@ func (s *Server) InstallBuiltin(ctx context.Context, b *blueprint.Bundle) (Bluep
 	bp := store.BlueprintRecord{
 		Name: b.Name, Version: b.Version, Description: b.Description,
 		SessionInterface: b.SessionInterface, Wasm: b.Wasm, UI: b.UIHTML,
-		SchemaSource: b.SchemaSource, SchemaNodes: b.SchemaNodes,
+		SchemaSource: b.SchemaSource, SchemaNodes: b.SchemaNodes, Bindings: b.Bindings,
 	}
 	installed, err := s.install(ctx, bp, true)
 	if err != nil {
@@ -112,6 +117,13 @@ func (s *Server) bundleFromCapnp(in schema.Blueprint, owner string) (store.Bluep
 	}
 	if bp.Wasm, err = data("wasm", in.Wasm, s.cfg.maxWasmSize); err != nil {
 		return bp, err
+	}
+	requests, err := in.Bindings()
+	if err != nil {
+		return bp, fmt.Errorf("blueprint bindings: %w", err)
+	}
+	if bp.Bindings, err = blueprint.ReadRequests(requests); err != nil {
+		return bp, fmt.Errorf("blueprint bindings: %w", err)
 	}
 	bp.SessionInterface = in.SessionInterface()
 	bp.Owner = owner

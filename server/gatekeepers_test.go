@@ -52,6 +52,34 @@ func startIssues(t *testing.T) *issuesHarness {
 	return &issuesHarness{harness: h, github: gh, repo: repo}
 }
 
+// requestedBindings lists the bindings blueprint asks for, "name kind"
+// each, as Workspace.blueprints says.
+func requestedBindings(t *testing.T, ws schema.Workspace, blueprint string) string {
+	t.Helper()
+	f, release := ws.Blueprints(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := res.Blueprints()
+	for i := 0; i < list.Len(); i++ {
+		if name, _ := list.At(i).Name(); name != blueprint {
+			continue
+		}
+		requests, _ := list.At(i).Bindings()
+		var out []string
+		for j := 0; j < requests.Len(); j++ {
+			n, _ := requests.At(j).Name()
+			k, _ := requests.At(j).Kind()
+			out = append(out, n+" "+k)
+		}
+		return strings.Join(out, ", ")
+	}
+	t.Fatalf("no blueprint %q", blueprint)
+	return ""
+}
+
 func listIssues(t *testing.T, s issuespb.Issues) ([]string, error) {
 	t.Helper()
 	f, release := s.List(testCtx(t), nil)
@@ -154,6 +182,9 @@ func bindRepo(t *testing.T, g schema.Gadget, resource string) error {
 func TestTheIssuesExampleFilesAnIssueThatWaitsForApproval(t *testing.T) {
 	h := startIssues(t)
 	ws := h.login(t, h.token("alice"))
+	if got := requestedBindings(t, ws, "issues"); got != "repo github" {
+		t.Fatalf("the issues blueprint asks for bindings %q, want repo github", got)
+	}
 	g, _ := create(t, ws, "issues")
 	open, release := g.Open(testCtx(t), nil)
 	defer release()

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -130,13 +131,20 @@ func listBlueprints(ctx context.Context, ws schema.Workspace, _ []string, stdout
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSION\tBUILTIN\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tVERSION\tBUILTIN\tBINDINGS\tDESCRIPTION")
 	for i := 0; i < list.Len(); i++ {
 		b := list.At(i)
 		name, _ := b.Name()
 		version, _ := b.Version()
 		desc, _ := b.Description()
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", name, version, b.Builtin(), desc)
+		var bindings []string
+		requests, _ := b.Bindings()
+		for j := 0; j < requests.Len(); j++ {
+			n, _ := requests.At(j).Name()
+			k, _ := requests.At(j).Kind()
+			bindings = append(bindings, n+" ("+k+")")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\n", name, version, b.Builtin(), strings.Join(bindings, ", "), desc)
 	}
 	return tw.Flush()
 }

@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"sync"
@@ -142,7 +141,7 @@ func Open(ctx context.Context, db *bolt.DB, kinds []gatekeepers.Kind, services [
 		d.kinds[k.Name] = kd
 	}
 	for _, s := range services {
-		if err := checkName(s.Name); err != nil {
+		if err := gatekeepers.CheckName(s.Name); err != nil {
 			return nil, fmt.Errorf("service %q: %w", s.Name, err)
 		}
 		if _, dup := d.services[s.Name]; dup {
@@ -213,16 +212,6 @@ func (d *Desk) Schema(kindName string) (gatekeepers.Schema, error) {
 	return k.Schema, nil
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
-
-// checkName checks a binding's or a service's name.
-func checkName(name string) error {
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("name %q: want 1 to 63 of a-z, 0-9, _ and -, starting with a letter", clip(name))
-	}
-	return nil
-}
-
 // clip bounds what an error repeats of its caller's input.
 func clip(s string) string {
 	const max = 64
@@ -235,7 +224,7 @@ func clip(s string) string {
 // Bind binds the resource spec of service to g under name, on behalf of
 // user by, and returns the binding.
 func (d *Desk) Bind(ctx context.Context, g Gadget, by, name, serviceName, spec string) (gatekeepers.Binding, error) {
-	if err := checkName(name); err != nil {
+	if err := gatekeepers.CheckName(name); err != nil {
 		return gatekeepers.Binding{}, fmt.Errorf("binding %w", err)
 	}
 	s, ok := d.services[serviceName]

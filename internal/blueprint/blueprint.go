@@ -17,6 +17,8 @@ import (
 	capschema "capnproto.org/go/capnp/v3/std/capnp/schema"
 
 	"github.com/gadgetd/gadgetd/schema"
+
+	"github.com/gadgetd/gadgetd/gatekeepers"
 )
 
 // File names inside a blueprint directory.
@@ -38,6 +40,8 @@ type Manifest struct {
 	Schema string `json:"schema"`
 	// UI is the HTML document, relative to the directory.
 	UI string `json:"ui"`
+	// Bindings are the gatekeepers its gadgets ask to be bound to.
+	Bindings []gatekeepers.Request `json:"bindings,omitempty"`
 }
 
 // Bundle is everything a blueprint installs.
@@ -105,6 +109,9 @@ func ReadManifest(dir string) (Manifest, error) {
 	}
 	if m.Session == "" {
 		return m, fmt.Errorf("%s: \"session\" is missing (the session interface, e.g. \"%s:MyInterface\")", where, m.Schema)
+	}
+	if err := gatekeepers.CheckRequests(m.Bindings); err != nil {
+		return m, fmt.Errorf("%s: \"bindings\": %w", where, err)
 	}
 	return m, nil
 }
@@ -178,12 +185,53 @@ func (b *Bundle) Fill(bp schema.Blueprint) error {
 		func() error { return bp.SetUi(b.UIHTML) },
 		func() error { return bp.SetSchemaSource(b.SchemaSource) },
 		func() error { return bp.SetSchemaNodes(b.SchemaNodes) },
+		func() error { return FillRequests(bp.NewBindings, b.Bindings) },
 	} {
 		if err := set(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// FillRequests sets a list of binding requests made with newList.
+func FillRequests(newList func(int32) (schema.BindingRequest_List, error), rs []gatekeepers.Request) error {
+	list, err := newList(int32(len(rs)))
+	if err != nil {
+		return err
+	}
+	for i, r := range rs {
+		dst := list.At(i)
+		if err := dst.SetName(r.Name); err != nil {
+			return err
+		}
+		if err := dst.SetKind(r.Kind); err != nil {
+			return err
+		}
+		if err := dst.SetWhy(r.Why); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadRequests reads a list of binding requests, and checks them.
+func ReadRequests(list schema.BindingRequest_List) ([]gatekeepers.Request, error) {
+	rs := make([]gatekeepers.Request, list.Len())
+	for i := range rs {
+		r := list.At(i)
+		var err error
+		if rs[i].Name, err = r.Name(); err != nil {
+			return nil, err
+		}
+		if rs[i].Kind, err = r.Kind(); err != nil {
+			return nil, err
+		}
+		if rs[i].Why, err = r.Why(); err != nil {
+			return nil, err
+		}
+	}
+	return rs, gatekeepers.CheckRequests(rs)
 }
 
 // Interfaces returns the interface nodes of a serialized

@@ -89,6 +89,25 @@ func TestLoadExplainsWhatIsWrong(t *testing.T) {
 	_, err = blueprint.Load(writeDir(t, files))
 	requireErr(t, err, "gadget.wasm is missing (run `gadgetd blueprint build")
 
+	withBindings := func(bindings string) string {
+		return strings.Replace(good, `"ui":"ui.html"`, `"ui":"ui.html","bindings":`+bindings, 1)
+	}
+	b, err := blueprint.Load(writeDir(t, complete(withBindings(`[{"name":"repo","kind":"github","why":"to list its issues"}]`))))
+	if err != nil || len(b.Bindings) != 1 || b.Bindings[0].Name != "repo" {
+		t.Fatalf("a binding request: %+v, %v", b, err)
+	}
+	for bindings, want := range map[string]string{
+		`[{"name":"Repo","kind":"github","why":"w"}]`:                                         `binding name "Repo"`,
+		`[{"name":"repo","kind":"github","why":""}]`:                                          `"why" must say`,
+		`[{"name":"repo","kind":"","why":"w"}]`:                                               `kind name ""`,
+		`[{"name":"repo","kind":"github","why":"w"},{"name":"repo","kind":"http","why":"w"}]`: `"repo" is requested twice`,
+		`[{"name":"repo","kind":"github","why":"` + strings.Repeat("w", 501) + `"}]`:          `at most 500 bytes`,
+		`[{"name":"repo","kind":"github","why":"w","secret":"x"}]`:                            `unknown field "secret"`,
+	} {
+		_, err = blueprint.Load(writeDir(t, complete(withBindings(bindings))))
+		requireErr(t, err, want)
+	}
+
 	id := fmt.Sprintf(`"%#016x"`, uint64(counterpb.Counter_TypeID))
 	if _, err := blueprint.Load(writeDir(t, complete(strings.Replace(good, `"counter.capnp:Counter"`, id, 1)))); err != nil {
 		t.Fatalf("a 0x session id failed: %v", err)

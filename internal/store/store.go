@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gadgetd/gadgetd/internal/storage"
+
+	"github.com/gadgetd/gadgetd/gatekeepers"
 )
 
 // Errors a Store returns; callers test them with errors.Is.
@@ -49,6 +51,7 @@ type BlueprintRecord struct {
 	Description      string
 	SessionInterface uint64
 	InstalledAt      time.Time
+	Bindings         []gatekeepers.Request // the bindings its gadgets ask for
 	// Seq orders the versions of one (Owner, Name) by installation; the store
 	// assigns it.
 	Seq uint64

@@ -3337,8 +3337,9 @@ class BlueprintInfo extends $.Struct {
   static _capnp = {
     displayName: "BlueprintInfo",
     id: "af1513bffaee87c4",
-    size: new $.ObjectSize(16, 3)
+    size: new $.ObjectSize(16, 4)
   };
+  static _Bindings;
   get name() {
     return $.utils.getText(0, this);
   }
@@ -3373,16 +3374,79 @@ class BlueprintInfo extends $.Struct {
   set builtin(value) {
     $.utils.setBit(64, value, this);
   }
+  _adoptBindings(value) {
+    $.utils.adopt(value, $.utils.getPointer(3, this));
+  }
+  _disownBindings() {
+    return $.utils.disown(this.bindings);
+  }
+  /**
+  * The gatekeepers its gadgets ask to be bound to.
+  *
+  */
+  get bindings() {
+    return $.utils.getList(3, BlueprintInfo._Bindings, this);
+  }
+  _hasBindings() {
+    return !$.utils.isNull($.utils.getPointer(3, this));
+  }
+  _initBindings(length) {
+    return $.utils.initList(3, BlueprintInfo._Bindings, length, this);
+  }
+  set bindings(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(3, this));
+  }
   toString() {
     return "BlueprintInfo_" + super.toString();
+  }
+}
+class BindingRequest extends $.Struct {
+  static _capnp = {
+    displayName: "BindingRequest",
+    id: "b2ee953466800989",
+    size: new $.ObjectSize(0, 3)
+  };
+  /**
+  * The name the gadget asks `Host.gatekeeper` for.
+  *
+  */
+  get name() {
+    return $.utils.getText(0, this);
+  }
+  set name(value) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+  * The kind of gatekeeper: "github", "http".
+  *
+  */
+  get kind() {
+    return $.utils.getText(1, this);
+  }
+  set kind(value) {
+    $.utils.setText(1, value, this);
+  }
+  /**
+  * What the gadget does with it, for the user deciding.
+  *
+  */
+  get why() {
+    return $.utils.getText(2, this);
+  }
+  set why(value) {
+    $.utils.setText(2, value, this);
+  }
+  toString() {
+    return "BindingRequest_" + super.toString();
   }
 }
 class Blueprint extends $.Struct {
   static _capnp = {
     displayName: "Blueprint",
     id: "d8239a496365a923",
-    size: new $.ObjectSize(8, 7)
+    size: new $.ObjectSize(8, 8)
   };
+  static _Bindings;
   /**
   * Lower-case letters, digits and dashes; 1 to 64 characters.
   *
@@ -3481,6 +3545,28 @@ class Blueprint extends $.Struct {
   set schemaNodes(value) {
     $.utils.copyFrom(value, $.utils.getPointer(6, this));
   }
+  _adoptBindings(value) {
+    $.utils.adopt(value, $.utils.getPointer(7, this));
+  }
+  _disownBindings() {
+    return $.utils.disown(this.bindings);
+  }
+  /**
+  * The bindings its gadgets ask for.
+  *
+  */
+  get bindings() {
+    return $.utils.getList(7, Blueprint._Bindings, this);
+  }
+  _hasBindings() {
+    return !$.utils.isNull($.utils.getPointer(7, this));
+  }
+  _initBindings(length) {
+    return $.utils.initList(7, Blueprint._Bindings, length, this);
+  }
+  set bindings(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(7, this));
+  }
   toString() {
     return "Blueprint_" + super.toString();
   }
@@ -3494,6 +3580,8 @@ Workspace_Decide$Results._Decisions = $.CompositeList(Decision);
 Workspace_Audit$Results._Entries = $.CompositeList(AuditEntry);
 Gadget_Logs$Results._Lines = $.CompositeList(LogLine);
 Gadget_Bindings$Results._Bindings = $.CompositeList(BindingInfo);
+BlueprintInfo._Bindings = $.CompositeList(BindingRequest);
+Blueprint._Bindings = $.CompositeList(BindingRequest);
 export {
   ActionFilter,
   ActionInfo,
@@ -3510,6 +3598,7 @@ export {
   AuditEntry,
   AuditFilter,
   BindingInfo,
+  BindingRequest,
   Blueprint,
   BlueprintInfo,
   BlueprintUpload,
