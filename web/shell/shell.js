@@ -14,6 +14,19 @@ import { CONSOLE_FORWARDER, createFrame, shellNonce } from "/shell/sandbox.js";
 const TOKEN_KEY = "gadgetd.token";
 const CONSOLE_LINES = 500;
 const LOG_LINES = 200;
+// Bounds on what a frame can make the shell draw (the frame is untrusted,
+// and a buggy one logging in a loop must not freeze the shell either): each
+// entry's text is cut to ENTRY_CHARS, and a frame's console gets
+// CONSOLE_RATE entries a second with bursts of CONSOLE_BURST; the rest are
+// counted, not drawn. The frame's console forwarder is no part of these
+// bounds: the frame may replace it and post on its port directly.
+const ENTRY_CHARS = 2000;
+const CONSOLE_RATE = 50;
+const CONSOLE_BURST = 200;
+// The shell says how many entries it dropped at most once per DROP_NOTE_MS,
+// so that its own lines do not become the flood.
+const DROP_NOTE_MS = 1000;
+const LEVELS = ["debug", "log", "info", "warn", "error"];
 const RECONNECT_DELAYS_MS = [250, 1000, 2000, 5000, 10000];
 // A frame connection that stayed up this long resets the pauses.
 const STABLE_CONNECTION_MS = 10000;
@@ -40,6 +53,115 @@ function wsURL(path) {
 
 function errorText(err) {
   return String(err?.message ?? err).replace(/^Error: /, "");
+}
+
+// cutText bounds a text from a frame or the server to ENTRY_CHARS; a cut
+// one says so. Anything but a string is shown as nothing.
+function cutText(text) {
+  if (typeof text !== "string") {
+    return "";
+  }
+  if (text.length <= ENTRY_CHARS) {
+    return text;
+  }
+  return `${text.slice(0, ENTRY_CHARS)}… (cut: ${text.length - ENTRY_CHARS} more characters)`;
+}
+
+// TokenBucket allows rate events a second, in bursts of up to burst.
+class TokenBucket {
+  constructor(rate, burst) {
+    this.rate = rate;
+    this.burst = burst;
+    this.tokens = burst;
+    this.last = performance.now();
+  }
+
+  take() {
+    const now = performance.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
+    this.last = now;
+    if (this.tokens < 1) {
+      return false;
+    }
+    this.tokens--;
+    return true;
+  }
+}
+
+// shellLine is a line of the shell's own in a panel of lines.
+function shellLine(text) {
+  return h("li", { class: "shell" }, h("span", { class: "origin" }, "gadgetd"), text);
+}
+
+// ConsolePanel draws a frame's console entries into list, within the
+// bounds above: entries past the rate are dropped and counted, and the
+// count shown as a line of the shell's own, at most once a second; what is let through waits
+// for the next animation frame, which draws it all in one DOM update and
+// one scroll, keeping the last CONSOLE_LINES lines. The shell's own lines
+// (shellLine: class "shell", a "gadgetd" mark) are elements a frame's text,
+// always set as text in an li of a level's class, can never make.
+class ConsolePanel {
+  constructor(list) {
+    this.list = list;
+    this.bucket = new TokenBucket(CONSOLE_RATE, CONSOLE_BURST);
+    this.pending = [];
+    this.dropped = 0;
+    this.notedAt = -Infinity; // when the last "dropped" line was drawn
+    this.noteTimer = null; // set while a "dropped" line waits its turn
+    this.drawing = false;
+  }
+
+  // receive takes one message from the frame's console port. Past the
+  // rate, it does not even read the message's data, so that a dropped
+  // message costs the shell no copy of what the frame sent.
+  receive(ev) {
+    if (!this.bucket.take()) {
+      this.dropped++;
+    } else {
+      const entry = ev.data;
+      const level = LEVELS.includes(entry?.level) ? entry.level : "log";
+      this.pending.push(h("li", { class: level }, h("span", { class: "level" }, level), cutText(entry?.text)));
+      if (this.pending.length > CONSOLE_LINES) {
+        this.pending.shift();
+      }
+    }
+    this.schedule();
+  }
+
+  schedule() {
+    if (!this.drawing) {
+      this.drawing = true;
+      requestAnimationFrame(() => this.draw());
+    }
+  }
+
+  draw() {
+    this.drawing = false;
+    const now = performance.now();
+    const sinceNote = now - this.notedAt;
+    if (this.dropped > 0 && sinceNote >= DROP_NOTE_MS) {
+      const n = this.dropped;
+      this.dropped = 0;
+      this.notedAt = now;
+      this.pending.push(shellLine(`${n} console message${n === 1 ? "" : "s"} dropped: the gadget logs faster than ${CONSOLE_RATE} a second`));
+    } else if (this.dropped > 0 && !this.noteTimer) {
+      this.noteTimer = setTimeout(() => {
+        this.noteTimer = null;
+        this.schedule();
+      }, DROP_NOTE_MS - sinceNote);
+    }
+    const lines = this.pending.splice(0);
+    this.list.append(...lines);
+    for (let extra = this.list.childElementCount - CONSOLE_LINES; extra > 0; extra--) {
+      this.list.firstElementChild.remove();
+    }
+    this.list.scrollTop = this.list.scrollHeight;
+  }
+
+  clear() {
+    this.pending = [];
+    this.list.replaceChildren();
+  }
 }
 
 // --- the token -----------------------------------------------------------
@@ -144,6 +266,13 @@ function logout() {
   showLogin();
 }
 
+// isRefusedToken says whether a login failed because the server refused
+// the token itself: its one answer to a bad token is "invalid token"
+// (server/tokens.go). Only then does the shell forget the token.
+function isRefusedToken(err) {
+  return /\binvalid token\b/.test(errorText(err));
+}
+
 async function start() {
   if (!storedToken.get()) {
     showLogin();
@@ -153,15 +282,16 @@ async function start() {
   try {
     await workspace();
   } catch (err) {
-    if (/cannot connect/.test(errorText(err))) {
-      // The server is away, not the token wrong: keep it, offer to retry.
-      $("main").replaceChildren(h("div", { class: "login" },
-        h("p", { class: "error", role: "alert" }, errorText(err)),
-        h("button", { type: "button", onclick: start }, "Try again")));
+    if (isRefusedToken(err)) {
+      storedToken.clear();
+      showLogin(`Login failed: ${errorText(err)}`);
       return;
     }
-    storedToken.clear();
-    showLogin(`Login failed: ${errorText(err)}`);
+    // The server is away, busy or the connection dropped, not the token
+    // wrong: keep it, offer to retry.
+    $("main").replaceChildren(h("div", { class: "login" },
+      h("p", { class: "error", role: "alert" }, errorText(err)),
+      h("button", { type: "button", onclick: start }, "Try again")));
     return;
   }
   $("who").replaceChildren(h("span", {}, state.user.name), h("button", { type: "button", class: "link", onclick: logout }, "Log out"));
@@ -301,7 +431,8 @@ class OpenGadget {
     this.attempt = 0;
     this.socket = null;
     this.frame = null;
-    this.consoleLines = 0;
+    this.console = null; // its ConsolePanel, once the view is drawn
+    this.consolePort = null; // the shell's end of the frame's console channel
   }
 
   status(text, kind = "") {
@@ -323,7 +454,7 @@ class OpenGadget {
       h("div", { class: "frame-box" }),
       h("div", { class: "panels" },
         h("section", { class: "panel", "aria-label": "Console" },
-          h("header", {}, h("h3", {}, "Console"), h("button", { type: "button", class: "link", onclick: () => this.view.querySelector(".console").replaceChildren() }, "Clear")),
+          h("header", {}, h("h3", {}, "Console"), h("button", { type: "button", class: "link", onclick: () => this.console.clear() }, "Clear")),
           h("ol", { class: "console lines" })),
         h("section", { class: "panel", "aria-label": "Logs" },
           h("header", {}, h("h3", {}, "Logs"), h("button", { type: "button", class: "link", onclick: () => this.refreshLogs() }, "Refresh")),
@@ -334,6 +465,7 @@ class OpenGadget {
         h("section", { class: "panel pending", "aria-label": "Pending actions" },
           h("header", {}, h("h3", {}, "Pending actions")),
           h("p", { class: "muted" }, "Not yet available: gadgets cannot ask for actions until gatekeepers exist."))));
+    this.console = new ConsolePanel(this.view.querySelector(".console"));
     $("gadget").replaceChildren(this.view);
     try {
       const gadget = await gadgetCap(this.id);
@@ -354,19 +486,10 @@ class OpenGadget {
 
   frameLoaded() {
     const consoleChannel = new MessageChannel();
-    consoleChannel.port1.onmessage = (ev) => this.consoleEntry(ev.data);
+    this.consolePort = consoleChannel.port1;
+    this.consolePort.onmessage = (ev) => this.console.receive(ev);
     this.frame.contentWindow.postMessage({ gadgetd: "console" }, "*", [consoleChannel.port2]);
     this.connect();
-  }
-
-  consoleEntry(entry) {
-    const list = this.view.querySelector(".console");
-    const level = ["debug", "log", "info", "warn", "error"].includes(entry?.level) ? entry.level : "log";
-    list.append(h("li", { class: level }, h("span", { class: "level" }, level), String(entry?.text ?? "")));
-    if (++this.consoleLines > CONSOLE_LINES) {
-      list.firstElementChild?.remove();
-    }
-    list.scrollTop = list.scrollHeight;
   }
 
   // connect gets a frame ticket, opens /ws/frame with it, and hands the
@@ -429,11 +552,15 @@ class OpenGadget {
       const gadget = await gadgetCap(this.id);
       const res = await gadget.logs((p) => { p.limit = LOG_LINES; }).promise();
       const levels = Object.fromEntries(Object.entries(schema.gadget.LogLevel).map(([k, v]) => [v, k.toLowerCase()]));
-      const lines = res.lines.map((l) => {
+      // The server sends at most LOG_LINES lines of bounded size; the
+      // shell holds the gadget's text to its own bounds all the same.
+      const lines = [];
+      for (let i = Math.max(0, res.lines.length - LOG_LINES); i < res.lines.length; i++) {
+        const l = res.lines.get(i);
         const level = levels[l.level] ?? "info";
         const time = new Date(Number(l.time)).toLocaleTimeString();
-        return h("li", { class: level }, h("time", {}, time), h("span", { class: "level" }, level), l.text);
-      });
+        lines.push(h("li", { class: level }, h("time", {}, time), h("span", { class: "level" }, level), cutText(l.text)));
+      }
       await release(gadget);
       list.replaceChildren(...(lines.length ? lines : [h("li", { class: "muted" }, "No log lines.")]));
     } catch (e) {
@@ -444,6 +571,7 @@ class OpenGadget {
   close() {
     this.closed = true;
     this.socket?.close();
+    this.consolePort?.close();
     this.view?.remove();
   }
 }
