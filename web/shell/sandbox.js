@@ -77,7 +77,10 @@ function isAllowedScript(script) {
 // forwardConsole runs in the frame (its source is one of the runtimes): it
 // sends the gadget's console calls, uncaught errors and unhandled
 // rejections to the shell over the MessagePort the shell posts as
-// {gadgetd: "console"}, keeping the last 100 until that port arrives.
+// {gadgetd: "console"}, keeping the last 100 until that port arrives. It
+// is a convenience, not a bound: the gadget's code can replace it or post
+// on the port itself, so the shell bounds what it draws from the port
+// (ConsolePanel in shell.js).
 function forwardConsole() {
   const held = [];
   let port = null;
