@@ -294,7 +294,8 @@ func devSetup(ctx context.Context, srv *server.Server, dataDir, examples string,
 	}
 	for _, e := range entries {
 		dir := filepath.Join(examples, e.Name())
-		if _, err := os.Stat(filepath.Join(dir, blueprint.ManifestFile)); !e.IsDir() || err != nil {
+		// Stat follows a symbolic link to an example's directory.
+		if _, err := os.Stat(filepath.Join(dir, blueprint.ManifestFile)); err != nil {
 			continue
 		}
 		b, err := blueprint.Load(dir)

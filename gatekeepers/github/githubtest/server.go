@@ -65,12 +65,13 @@ type Server struct {
 	token string
 	http  *httptest.Server
 
-	mu        sync.Mutex
-	repos     []*Repo // in creation order; index+1 is not the id
-	nextRepo  int64
-	nextID    int64 // ids of issues, pulls and comments, unique server-wide
-	rateLimit RateLimit
-	log       []Request
+	mu         sync.Mutex
+	repos      []*Repo // in creation order; index+1 is not the id
+	nextRepo   int64
+	nextID     int64 // ids of issues, pulls and comments, unique server-wide
+	rateLimit  RateLimit
+	writeDelay time.Duration
+	log        []Request
 }
 
 // NewServer starts a fake GitHub API on loopback that accepts token.
@@ -83,6 +84,15 @@ func NewServer(token string) *Server {
 
 // Close shuts the server down, waiting for requests in flight.
 func (s *Server) Close() { s.http.Close() }
+
+// SetWriteDelay makes the server wait d after making each write (any
+// method but GET and HEAD) before it answers: a slow GitHub, for tests of a
+// client that stops between GitHub's change and its answer.
+func (s *Server) SetWriteDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writeDelay = d
+}
 
 // SetRateLimit switches rate limiting on (PrimaryRateLimit,
 // SecondaryRateLimit) or off (NoRateLimit). Rate-limited requests are logged.
@@ -122,6 +132,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w}
 
 	s.mu.Lock()
+	if d := s.writeDelay; d > 0 && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		// Deferred first, so it runs last: the change is made and the lock
+		// released, and the answer (buffered until the handler returns)
+		// waits.
+		defer time.Sleep(d)
+	}
 	defer s.mu.Unlock()
 	authorized := s.authorized(r.Header.Get("Authorization"))
 	defer func() {
