@@ -142,6 +142,7 @@ func floodTheShell(t *testing.T, ui string) []panelState {
     dropped: lines.filter((l) => l.classList.contains("shell") && /^gadgetd\d+ console messages? dropped/.test(l.textContent)).length,
     forgedAsFrames: lines.filter((l) => l.classList.contains("log") && l.textContent.includes("(forged)")).length,
     forgedAsShells: lines.filter((l) => !l.classList.contains("log") && l.textContent.includes("(forged)")).length,
+    heapMB: Math.round((performance.memory?.usedJSHeapSize ?? 0) / 1e6),
   };
 })()`
 	var seen []panelState
@@ -161,7 +162,7 @@ func floodTheShell(t *testing.T, ui string) []panelState {
 	if last := seen[len(seen)-1]; last.Dropped == 0 {
 		t.Errorf("after 8 s of flood the console panel (%d lines) has no line of the shell's saying it dropped messages", last.Lines)
 	} else {
-		t.Logf("after 8 s of flood the console panel has %d lines, the longest %d characters, %d lines about dropped messages", last.Lines, last.Longest, last.Dropped)
+		t.Logf("after 8 s of flood the console panel has %d lines, the longest %d characters, %d lines about dropped messages; the shell's JS heap %d MB", last.Lines, last.Longest, last.Dropped, last.HeapMB)
 	}
 	ctx, cancel := context.WithTimeout(tab, responsive)
 	defer cancel()
@@ -177,8 +178,9 @@ func floodTheShell(t *testing.T, ui string) []panelState {
 
 // panelState is what a gadget's console panel shows: its lines, the
 // longest one's length, the shell's lines about dropped messages, and the
-// lines of consolePortFloodUI's forgery drawn as the frame's and as not.
-type panelState struct{ Lines, Longest, Dropped, ForgedAsFrames, ForgedAsShells int }
+// lines of consolePortFloodUI's forgery drawn as the frame's and as not,
+// and the page's JS heap (for the log: not a bound the test asks for).
+type panelState struct{ Lines, Longest, Dropped, ForgedAsFrames, ForgedAsShells, HeapMB int }
 
 // TestAFrameLoggingInALoopLeavesTheShellResponsiveAndItsConsoleBounded: a
 // UI that calls console.log in a loop (an outside attacker's finding: the
