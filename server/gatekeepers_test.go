@@ -303,3 +303,107 @@ func TestAnotherUserSeesNoneOfTheWorkspacesActions(t *testing.T) {
 		t.Fatalf("alice's action is %v after bob's attempt", st)
 	}
 }
+
+// actionListener records what Workspace.watchActions tells it.
+type actionListener struct {
+	changes  chan string   // "ID STATE"
+	released chan struct{} // closed when the server lets go of it
+}
+
+func (l *actionListener) Shutdown() { close(l.released) }
+
+func (l *actionListener) Changed(ctx context.Context, call schema.ActionListener_changed) error {
+	a, err := call.Args().Action()
+	if err != nil {
+		return err
+	}
+	id, _ := a.Id()
+	l.changes <- id + " " + a.State().String()
+	return nil
+}
+
+func (l *actionListener) Missed(ctx context.Context, call schema.ActionListener_missed) error {
+	l.changes <- "missed"
+	return nil
+}
+
+func (l *actionListener) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case c := <-l.changes:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener heard nothing for 10 s")
+		return ""
+	}
+}
+
+// TestAWatcherHearsEveryActionAndAutoApprovalSkipsTheWait: a listener
+// given to watchActions hears an action queued, then, once auto-approval
+// is set for its method, one queued already approved, applying and
+// applied, with no polling; releasing the subscription stops it.
+func TestAWatcherHearsEveryActionAndAutoApprovalSkipsTheWait(t *testing.T) {
+	h := startIssues(t)
+	ws := h.login(t, h.token("alice"))
+	g, _ := create(t, ws, "issues")
+	if err := bindRepo(t, g, "acme/widgets"); err != nil {
+		t.Fatal(err)
+	}
+	l := &actionListener{changes: make(chan string, 100), released: make(chan struct{})}
+	w, releaseWatch := ws.WatchActions(testCtx(t), func(p schema.Workspace_watchActions_Params) error {
+		return p.SetListener(schema.ActionListener_ServerToClient(l))
+	})
+	if _, err := w.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	open, release := g.Open(testCtx(t), nil)
+	defer release()
+	s := issuespb.Issues(open.Session())
+
+	held := fileIssue(t, s, "Held")
+	if got := l.next(t); got != held+" pending" {
+		t.Fatalf("heard %q, want %q", got, held+" pending")
+	}
+	auto, releaseAuto := g.SetAutoApprove(testCtx(t), func(p schema.Gadget_setAutoApprove_Params) error {
+		p.SetOn(true)
+		p.SetBinding("repo")
+		return p.SetMethod("createIssue")
+	})
+	if _, err := auto.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	releaseAuto()
+	// Auto-approval applies to what is queued from now on; the action
+	// queued before it still waits, and holds its binding's queue.
+	if st := actionState(t, ws, held); st != schema.ActionState_pending {
+		t.Fatalf("the earlier action is %v", st)
+	}
+	decideActions(t, ws, false, held)
+	if got := l.next(t); got != held+" rejected" {
+		t.Fatalf("heard %q, want the rejection", got)
+	}
+	applied := fileIssue(t, s, "Auto")
+	var heard []string
+	for len(heard) == 0 || heard[len(heard)-1] != applied+" applied" {
+		heard = append(heard, l.next(t))
+	}
+	if heard[0] != applied+" approved" {
+		t.Fatalf("an auto-approved action was first heard as %q, want approved", heard[0])
+	}
+	if got := h.github.Writes(); got != 1 {
+		t.Fatalf("GitHub saw %d writes, want the auto-approved one", got)
+	}
+	releaseWatch()
+	// The server lets go of the listener as the subscription ends.
+	select {
+	case <-l.released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server kept the listener after the subscription was released")
+	}
+	fileIssue(t, s, "Unheard")
+	select {
+	case c := <-l.changes:
+		t.Fatalf("heard %q after releasing the subscription", c)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
