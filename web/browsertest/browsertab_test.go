@@ -3,31 +3,45 @@ package browsertest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
-// A browserTab is a tab a test drives, in Chromium or in Firefox: what the
-// tests that run in both browsers need of it.
+// A browserTab is a tab a test drives, in Chromium or in Firefox, or a
+// frame in such a tab: what the tests that run in both browsers need of it.
 type browserTab interface {
 	// Navigate loads url and waits for its load event.
 	Navigate(url string) error
 	// Evaluate runs the expression js, awaits it if it is a promise, and
 	// decodes its value, as JSON, into out (if not nil).
 	Evaluate(js string, out any) error
-	// Click clicks the left mouse button at (x, y) in the viewport, a real
-	// input event.
+	// Click clicks the left mouse button at (x, y) in the viewport (of
+	// the frame, for a frame), a real input event.
 	Click(x, y float64) error
+	// Type presses and releases the keys of text, one after another, as
+	// real input events to the element that has the focus.
+	Type(text string) error
 	// AddPreloadScript has every document loaded in the tab from now on run
 	// js before its own scripts.
 	AddPreloadScript(js string) error
+	// OpenTab opens another tab in the same browser, as a user would.
+	OpenTab() (browserTab, error)
+	// GadgetFrame waits (a minute at most) for the open gadget's frame in
+	// the tab, other than the replaced ones (from earlier calls, which the
+	// page has since replaced), and returns it, to script and click in as
+	// a user's input and DevTools can: the page itself cannot reach the
+	// frame, which is of another origin.
+	GadgetFrame(replaced ...browserTab) (browserTab, error)
 }
 
-// chromium is a Chromium tab (from NewTab) as a browserTab.
+// chromium is a Chromium tab (from NewTab), or a frame's target in one,
+// as a browserTab.
 type chromium struct{ tab context.Context }
 
 func (c chromium) Navigate(url string) error { return chromedp.Do(c.tab, chromedp.Navigate(url)) }
@@ -42,11 +56,49 @@ func (c chromium) Evaluate(js string, out any) error {
 
 func (c chromium) Click(x, y float64) error { return chromedp.Do(c.tab, chromedp.MouseClickXY(x, y)) }
 
+func (c chromium) Type(text string) error { return chromedp.Do(c.tab, chromedp.KeyEvent(text)) }
+
 func (c chromium) AddPreloadScript(js string) error {
 	return chromedp.Do(c.tab, func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: js})
 		return chromedp.Void{}, err
 	})
+}
+
+// OpenTab's tab ends with its browser, at the end of the test.
+func (c chromium) OpenTab() (browserTab, error) {
+	other, _ := chromedp.NewContext(c.tab)
+	return chromium{other}, chromedp.Do(other)
+}
+
+// GadgetFrame: Chromium runs the sandboxed frame in a process of its own,
+// an "iframe" target, which the page's DOM tree does not reach; DevTools
+// attaches to that target. The frame is detached from, not closed, when
+// the test ends.
+func (c chromium) GadgetFrame(replaced ...browserTab) (browserTab, error) {
+	page := chromedp.FromContext(c.tab).Target.TargetID
+	old := map[target.ID]bool{}
+	for _, f := range replaced {
+		old[chromedp.FromContext(f.(chromium).tab).Target.TargetID] = true
+	}
+	var id target.ID
+	ok := waitUntil(time.Minute, func() bool {
+		infos, err := chromedp.Targets(c.tab)
+		for _, info := range infos {
+			if err == nil && info.Type == "iframe" && info.ParentID == page && !old[info.TargetID] {
+				id = info.TargetID
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		return nil, errors.New("waited a minute for the gadget's frame to be a target of its own")
+	}
+	// The attachment lasts as long as this context, which ends with the
+	// browser's.
+	frame, _ := chromedp.NewContext(c.tab, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	return chromium{frame}, chromedp.Do(frame)
 }
 
 // A browser is one the tests run in.
@@ -70,9 +122,48 @@ func waitIn(t testing.TB, tab browserTab, what, js string) {
 	})
 	if !ok {
 		var text string
-		tab.Evaluate(`document.body.innerText`, &text)
-		t.Fatalf("waited a minute for %s (%s); the page says:\n%s", what, js, text)
+		err := tab.Evaluate(`document.body.innerText`, &text)
+		t.Fatalf("waited a minute for %s (%s); the page says (%v):\n%s", what, js, err, text)
 	}
+}
+
+// click clicks the element sel of tab's page, once it is shown and
+// enabled, with a real mouse event at its middle.
+func click(t testing.TB, tab browserTab, sel string) {
+	t.Helper()
+	waitIn(t, tab, sel+" shown and enabled", `((e) => e?.checkVisibility() && e.disabled !== true)(document.querySelector(`+jsString(sel)+`))`)
+	var at []float64
+	if err := tab.Evaluate(`(() => {
+  const e = document.querySelector(`+jsString(sel)+`);
+  e.scrollIntoView({block: "center"});
+  const r = e.getBoundingClientRect();
+  return [r.left + r.width / 2, r.top + r.height / 2];
+})()`, &at); err != nil {
+		t.Fatalf("finding %s: %v", sel, err)
+	}
+	if err := tab.Click(at[0], at[1]); err != nil {
+		t.Fatalf("clicking %s: %v", sel, err)
+	}
+}
+
+// typeInto clicks the element sel of tab's page and types text into it,
+// key by key.
+func typeInto(t testing.TB, tab browserTab, sel, text string) {
+	t.Helper()
+	click(t, tab, sel)
+	if err := tab.Type(text); err != nil {
+		t.Fatalf("typing into %s: %v", sel, err)
+	}
+}
+
+// gadgetFrame is tab's open gadget's frame (see browserTab.GadgetFrame).
+func gadgetFrame(t testing.TB, tab browserTab, replaced ...browserTab) browserTab {
+	t.Helper()
+	frame, err := tab.GadgetFrame(replaced...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frame
 }
 
 // clickIn clicks the open gadget's frame x pixels from its left edge, 20

@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,7 +39,10 @@ const FirefoxPath = "/usr/bin/firefox-esr"
 // Chromium tests do: they show a sandbox stopping window.open, not the
 // blocker. And it lets WebRTC use loopback addresses, off by default, so
 // that a probe's STUN packet can reach a loopback witness at all (the
-// control run shows that it does, where nothing removed WebRTC).
+// control run shows that it does, where nothing removed WebRTC). And it
+// sends a link's pings, off by default (browser.send_pings), so that the
+// ping probe's control reaches the witness and its protected run proves
+// the policy refuses the ping, for a user who turned them on.
 const firefoxPrefs = `
 user_pref("app.update.disabledForTesting", true);
 user_pref("app.update.auto", false);
@@ -75,6 +79,7 @@ user_pref("browser.newtabpage.enabled", false);
 user_pref("browser.aboutwelcome.enabled", false);
 user_pref("dom.disable_open_during_load", false);
 user_pref("media.peerconnection.ice.loopback", true);
+user_pref("browser.send_pings", true);
 `
 
 // RequireFirefox skips t when firefox-esr is not installed, or fails it in
@@ -84,12 +89,14 @@ func RequireFirefox(t testing.TB) {
 	requireBrowser(t, FirefoxPath, "firefox-esr")
 }
 
-// A FirefoxTab is a tab of a headless Firefox a test started.
+// A FirefoxTab is a tab of a headless Firefox a test started, or a frame
+// in one.
 type FirefoxTab struct {
 	t               testing.TB
 	ctx             context.Context // ends after TestTimeout
 	bidi            *bidiConn
-	browsingContext string // the tab's id
+	browsingContext string // the tab's id, or the frame's
+	top             string // the tab's id (for a frame, that of its tab)
 }
 
 // bidiAddress is how Firefox says where it listens, on stderr.
@@ -172,7 +179,7 @@ func NewFirefoxTab(t testing.TB) *FirefoxTab {
 	if err := browser.bidi.call(ctx, "session.subscribe", map[string]any{"events": []string{"log.entryAdded"}}, nil); err != nil {
 		t.Fatalf("browsertest: %v", err)
 	}
-	tab, err := browser.OpenTab()
+	tab, err := browser.openTab()
 	if err != nil {
 		t.Fatalf("browsertest: %v", err)
 	}
@@ -180,12 +187,46 @@ func NewFirefoxTab(t testing.TB) *FirefoxTab {
 }
 
 // OpenTab opens another tab in tab's browser, as a user would.
-func (tab *FirefoxTab) OpenTab() (*FirefoxTab, error) {
+func (tab *FirefoxTab) OpenTab() (browserTab, error) { return tab.openTab() }
+
+func (tab *FirefoxTab) openTab() (*FirefoxTab, error) {
 	var created struct{ Context string }
 	if err := tab.bidi.call(tab.ctx, "browsingContext.create", map[string]any{"type": "tab"}, &created); err != nil {
 		return nil, err
 	}
-	return &FirefoxTab{t: tab.t, ctx: tab.ctx, bidi: tab.bidi, browsingContext: created.Context}, nil
+	return &FirefoxTab{t: tab.t, ctx: tab.ctx, bidi: tab.bidi, browsingContext: created.Context, top: created.Context}, nil
+}
+
+// GadgetFrame: a frame is a browsing context of its own, a child of the
+// tab's, whatever its origin.
+func (tab *FirefoxTab) GadgetFrame(replaced ...browserTab) (browserTab, error) {
+	old := map[string]bool{}
+	for _, f := range replaced {
+		old[f.(*FirefoxTab).browsingContext] = true
+	}
+	var frame string
+	ok := waitUntil(time.Minute, func() bool {
+		var tree struct {
+			Contexts []struct {
+				Children []struct{ Context string }
+			}
+		}
+		err := tab.bidi.call(tab.ctx, "browsingContext.getTree", map[string]any{"root": tab.top, "maxDepth": 1}, &tree)
+		if err != nil || len(tree.Contexts) != 1 {
+			return false
+		}
+		for _, c := range tree.Contexts[0].Children {
+			if !old[c.Context] {
+				frame = c.Context
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		return nil, errors.New("waited a minute for the gadget's frame")
+	}
+	return &FirefoxTab{t: tab.t, ctx: tab.ctx, bidi: tab.bidi, browsingContext: frame, top: tab.top}, nil
 }
 
 // logEvent writes a log.entryAdded event to the test's log: a console
@@ -259,11 +300,7 @@ func (tab *FirefoxTab) AddPreloadScript(js string) error {
 // top left of the tab's viewport: a real input event, which reaches a
 // frame of another origin that the page cannot script.
 func (tab *FirefoxTab) Click(x, y float64) error {
-	// Input goes to the tab in front, as a user's would.
-	if err := tab.bidi.call(tab.ctx, "browsingContext.activate", map[string]any{"context": tab.browsingContext}, nil); err != nil {
-		return err
-	}
-	return tab.bidi.call(tab.ctx, "input.performActions", map[string]any{
+	return tab.performActions(map[string]any{
 		"context": tab.browsingContext,
 		"actions": []any{map[string]any{
 			"type":       "pointer",
@@ -275,5 +312,27 @@ func (tab *FirefoxTab) Click(x, y float64) error {
 				map[string]any{"type": "pointerUp", "button": 0},
 			},
 		}},
-	}, nil)
+	})
+}
+
+// Type presses and releases the keys of text, one after another, as a
+// user's keyboard would, to the element that has the focus.
+func (tab *FirefoxTab) Type(text string) error {
+	var keys []any
+	for _, r := range text {
+		keys = append(keys, map[string]any{"type": "keyDown", "value": string(r)}, map[string]any{"type": "keyUp", "value": string(r)})
+	}
+	return tab.performActions(map[string]any{
+		"context": tab.browsingContext,
+		"actions": []any{map[string]any{"type": "key", "id": "keyboard", "actions": keys}},
+	})
+}
+
+// performActions performs input actions in the tab, brought to the front
+// first: input goes to the tab in front, as a user's would.
+func (tab *FirefoxTab) performActions(params map[string]any) error {
+	if err := tab.bidi.call(tab.ctx, "browsingContext.activate", map[string]any{"context": tab.top}, nil); err != nil {
+		return err
+	}
+	return tab.bidi.call(tab.ctx, "input.performActions", params, nil)
 }

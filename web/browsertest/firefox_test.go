@@ -1,7 +1,7 @@
 package browsertest
 
-// The shell and the gadget frame in Firefox (firefox-esr, over WebDriver
-// BiDi): the same harness, probes and checks as the Chromium tests, in the
+// The shell, the gadget frame and the examples in Firefox (firefox-esr,
+// over WebDriver BiDi): the same test bodies as the Chromium tests, in the
 // other browser the shell must work in.
 
 import (
@@ -14,28 +14,14 @@ import (
 // and the frame shows the value the gadget returned (the console panel
 // shows the frame's console.log of it).
 func TestFirefoxAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
-	RequireFirefox(t) // before the work of starting a server
-	g := serveCounter(t)
-	tab := inFirefox.newTab(t)
-	logInAndCreateCounter(t, g, tab)
-	clickIn(t, tab, incrementX)
-	waitIn(t, tab, "the value after +1", consoleText+`.includes("counter value 1")`)
-	clickIn(t, tab, incrementX)
-	waitIn(t, tab, "the value after +1 +1", consoleText+`.includes("counter value 2")`)
+	aUserCreatesACounterAndUsesIt(t, inFirefox)
 }
 
 // TestFirefoxTwoTabsOnOneGadgetSeeEachOthersChangesLive: in Firefox, the
 // listener each tab's frame hands the gadget's watch is called, from inside
 // the wasm sandbox, when the other tab increments.
 func TestFirefoxTwoTabsOnOneGadgetSeeEachOthersChangesLive(t *testing.T) {
-	RequireFirefox(t)
-	g := serveCounter(t)
-	tab := NewFirefoxTab(t)
-	other, err := tab.OpenTab()
-	if err != nil {
-		t.Fatal(err)
-	}
-	twoTabsSeeEachOthersChanges(t, g, tab, other)
+	twoTabsSeeEachOthersChanges(t, inFirefox)
 }
 
 // TestFirefoxADroppedFrameSocketReconnectsWithoutReloadingTheGadget: in
@@ -43,20 +29,88 @@ func TestFirefoxTwoTabsOnOneGadgetSeeEachOthersChangesLive(t *testing.T) {
 // and socket and hands the frame a new port; the frame, not reloaded, goes
 // on working.
 func TestFirefoxADroppedFrameSocketReconnectsWithoutReloadingTheGadget(t *testing.T) {
-	RequireFirefox(t)
-	g := serveCounter(t)
-	droppedFrameSocketReconnects(t, g, inFirefox.newTab(t))
+	droppedFrameSocketReconnects(t, inFirefox)
 }
 
-// firefoxProbes are the probes the Firefox tests run. Left out are those
-// whose control run reaches no witness in Firefox, so that they could prove
-// nothing there (prefetch: nothing from another origin; ping: Firefox sends
-// no pings by default).
-var firefoxProbes = []probeGroup{
-	{probes: without(networkProbes, "prefetch")},
-	{probes: without(navigationProbes, "ping"), connectionsAreAGap: true},
-	{probes: topProbe},
+// TestFirefoxAWrongTokenShowsTheLoginFormWithTheServersReason: in Firefox,
+// a refused token ends at the login form with the server's reason, is
+// forgotten, and typing the right one logs in.
+func TestFirefoxAWrongTokenShowsTheLoginFormWithTheServersReason(t *testing.T) {
+	aWrongTokenShowsTheLoginForm(t, inFirefox)
 }
+
+// TestFirefoxAUserRemovesAGadgetFromTheShell: in Firefox, removing takes a
+// second click, and then the gadget is gone from the list and the server.
+func TestFirefoxAUserRemovesAGadgetFromTheShell(t *testing.T) {
+	aUserRemovesAGadget(t, inFirefox)
+}
+
+// TestFirefoxTheLogsPanelShowsTheGadgetsLog: in Firefox, the logs panel
+// shows the line the gadget logged when the frame's listener failed.
+func TestFirefoxTheLogsPanelShowsTheGadgetsLog(t *testing.T) {
+	theLogsPanelShowsTheGadgetsLog(t, inFirefox)
+}
+
+// TestFirefoxAServerItCannotReachKeepsTheTokenAndOffersARetry: in Firefox,
+// when /ws does not answer, the shell says so and keeps the token.
+func TestFirefoxAServerItCannotReachKeepsTheTokenAndOffersARetry(t *testing.T) {
+	aServerItCannotReachKeepsTheToken(t, inFirefox)
+}
+
+// TestFirefoxTheCounterExampleCountsInItsFrame: examples/counter in
+// Firefox: +1 in its frame shows the gadget's value, which a fresh page
+// reads again.
+func TestFirefoxTheCounterExampleCountsInItsFrame(t *testing.T) {
+	theCounterExampleCounts(t, inFirefox)
+}
+
+// TestFirefoxTwoTabsOnOneCounterExampleSeeEachOthersChangesLive: in
+// Firefox, the gadget calls each frame's JS listener when the other tab
+// increments, and drops none.
+func TestFirefoxTwoTabsOnOneCounterExampleSeeEachOthersChangesLive(t *testing.T) {
+	twoTabsOnOneCounterExample(t, inFirefox)
+}
+
+// TestFirefoxTheCounterExampleWatchesAgainWhenTheGadgetLetsGoOfItsListener:
+// in Firefox, a frame whose listener the stopped instance let go of
+// watches again and goes on showing the other tab's changes.
+func TestFirefoxTheCounterExampleWatchesAgainWhenTheGadgetLetsGoOfItsListener(t *testing.T) {
+	theCounterExampleWatchesAgain(t, inFirefox)
+}
+
+// TestFirefoxTheNotesExampleAddsANoteAndFindsItBySearch: examples/notes in
+// Firefox: typed notes are listed newest first, and search finds one.
+func TestFirefoxTheNotesExampleAddsANoteAndFindsItBySearch(t *testing.T) {
+	theNotesExampleAddsAndFinds(t, inFirefox)
+}
+
+// TestFirefoxTheNotesExampleEditsAndDeletesANote: in Firefox, Edit, Save
+// and Delete work, and an invalid note gets the gadget's reason.
+func TestFirefoxTheNotesExampleEditsAndDeletesANote(t *testing.T) {
+	theNotesExampleEditsAndDeletes(t, inFirefox)
+}
+
+// TestFirefoxTheNotesExamplePagesThroughMoreNotesThanOnePage: in Firefox,
+// Load more adds the notes past the first page.
+func TestFirefoxTheNotesExamplePagesThroughMoreNotesThanOnePage(t *testing.T) {
+	theNotesExamplePages(t, inFirefox)
+}
+
+// TestFirefoxTheScaffoldsUIGreetsInTheShell: in Firefox, a blueprint fresh
+// from the scaffold, built, greets the user in the shell.
+func TestFirefoxTheScaffoldsUIGreetsInTheShell(t *testing.T) {
+	RequireFirefox(t) // before the work of building the blueprint
+	theScaffoldsUIGreets(t, inFirefox)
+}
+
+// firefoxProbeGroups are probeGroups with prefetch in a group of its own:
+// Firefox drops the prefetches it has queued when another document starts
+// to load in the page, as the network probes' nested frames do, so that
+// among them even the control's prefetch never leaves.
+var firefoxProbeGroups = append([]probeGroup{
+	{probes: without(networkProbes, "prefetch")},
+	{probes: map[string]string{"prefetch": networkProbes["prefetch"]}},
+}, probeGroups[1:]...)
 
 // without returns a copy of probes without the named ones.
 func without(probes map[string]string, names ...string) map[string]string {
@@ -70,16 +124,14 @@ func without(probes map[string]string, names ...string) map[string]string {
 // TestFirefoxWithoutTheProtectionsEveryProbeReachesTheNetwork is the
 // control of the next test: in plain iframes the probes reach the witness.
 func TestFirefoxWithoutTheProtectionsEveryProbeReachesTheNetwork(t *testing.T) {
-	everyProbeReachesTheNetwork(t, inFirefox, firefoxProbes)
+	everyProbeReachesTheNetwork(t, inFirefox, firefoxProbeGroups)
 }
 
 // TestFirefoxAGadgetFrameReachesNoNetwork: in Firefox, a gadget frame in
-// the shell reaches neither another origin nor the shell's, by fetch, XHR,
-// WebSocket or the other channels of firefoxProbes: zero requests, and
-// zero connections at another origin (but for navigations, as in
-// Chromium).
+// the shell reaches neither another origin nor the shell's, by any channel
+// the probes try: zero requests, zero connections, zero STUN packets.
 func TestFirefoxAGadgetFrameReachesNoNetwork(t *testing.T) {
-	framesReachNoNetwork(t, inFirefox, firefoxProbes)
+	framesReachNoNetwork(t, inFirefox, firefoxProbeGroups)
 }
 
 // TestFirefoxAGadgetFrameCannotReadThePageOrAnotherGadget: in Firefox, a

@@ -2,7 +2,8 @@ package browsertest
 
 // End-to-end tests of the shell: a real server (server.Open on a bbolt
 // file in a temporary directory, the test counter installed) behind the
-// real web.Handler on loopback, and a user in headless Chromium.
+// real web.Handler on loopback, and a user in headless Chromium or Firefox
+// (each flow is one function taking the browser, run by a test per browser).
 
 import (
 	"context"
@@ -180,12 +181,6 @@ const (
 	failNextX  = 200 // makes the UI's listener fail once
 )
 
-// clickIncrement clicks the +1 button at the frame's top left.
-func clickIncrement(t testing.TB, tab context.Context) { clickIn(t, chromium{tab}, incrementX) }
-
-// clickFailNext clicks the button that makes the UI's listener fail once.
-func clickFailNext(t testing.TB, tab context.Context) { clickIn(t, chromium{tab}, failNextX) }
-
 // loginAndCreateCounter is logInAndCreateCounter in a Chromium tab.
 func loginAndCreateCounter(t testing.TB, g *gadgetd, tab context.Context) {
 	t.Helper()
@@ -220,27 +215,31 @@ func logInAndCreateCounter(t testing.TB, g *gadgetd, tab browserTab) {
 // the value the gadget returned; the console panel shows the frame's
 // console.log; the gadget's state changed on the server.
 func TestAUserLogsInCreatesACounterAndUsesItInItsFrame(t *testing.T) {
-	g := startGadgetd(t)
-	tab := NewTab(t)
-	loginAndCreateCounter(t, g, tab)
-	clickIncrement(t, tab)
-	waitFor(t, tab, "the value after +1 in the console panel", consoleText+`.includes("counter value 1")`)
-	clickIncrement(t, tab)
-	waitFor(t, tab, "the value after +1 +1 in the console panel", consoleText+`.includes("counter value 2")`)
+	aUserCreatesACounterAndUsesIt(t, inChromium)
+}
+
+func aUserCreatesACounterAndUsesIt(t *testing.T, b browser) {
+	tab := b.newTab(t)
+	g := serveCounter(t)
+	logInAndCreateCounter(t, g, tab)
+	clickIn(t, tab, incrementX)
+	waitIn(t, tab, "the value after +1 in the console panel", consoleText+`.includes("counter value 1")`)
+	clickIn(t, tab, incrementX)
+	waitIn(t, tab, "the value after +1 +1 in the console panel", consoleText+`.includes("counter value 2")`)
 }
 
 // TestADroppedFrameSocketReconnectsWithoutReloadingTheGadget: when the
 // frame's websocket drops, the shell gets a new ticket and socket and
 // hands the frame a new port; the frame, not reloaded, goes on working.
 func TestADroppedFrameSocketReconnectsWithoutReloadingTheGadget(t *testing.T) {
-	g := startGadgetd(t)
-	droppedFrameSocketReconnects(t, g, chromium{NewTab(t)})
+	droppedFrameSocketReconnects(t, inChromium)
 }
 
-// droppedFrameSocketReconnects creates a counter in tab, closes its frame's
-// websocket, and checks that the frame goes on, on a new socket.
-func droppedFrameSocketReconnects(t *testing.T, g *gadgetd, tab browserTab) {
-	t.Helper()
+// droppedFrameSocketReconnects creates a counter in a tab of b, closes its
+// frame's websocket, and checks that the frame goes on, on a new socket.
+func droppedFrameSocketReconnects(t *testing.T, b browser) {
+	tab := b.newTab(t)
+	g := serveCounter(t)
 	// Keep every websocket the page opens where the test can reach it.
 	// A script the browser is told to run is not subject to the page's
 	// policy.
@@ -280,17 +279,18 @@ func droppedFrameSocketReconnects(t *testing.T, g *gadgetd, tab browserTab) {
 // hands the gadget's watch is called, from inside the wasm sandbox, when
 // the other tab increments.
 func TestTwoTabsOnOneGadgetSeeEachOthersChangesLive(t *testing.T) {
-	g := startGadgetd(t)
-	tab := NewTab(t)
-	other, cancel := chromedp.NewContext(tab) // a second tab of the same browser
-	defer cancel()
-	twoTabsSeeEachOthersChanges(t, g, chromium{tab}, chromium{other})
+	twoTabsSeeEachOthersChanges(t, inChromium)
 }
 
-// twoTabsSeeEachOthersChanges creates a counter in tab, opens it in other,
-// and has each tab see the other's +1.
-func twoTabsSeeEachOthersChanges(t *testing.T, g *gadgetd, tab, other browserTab) {
-	t.Helper()
+// twoTabsSeeEachOthersChanges creates a counter in a tab of b, opens it in
+// another tab of the same browser, and has each tab see the other's +1.
+func twoTabsSeeEachOthersChanges(t *testing.T, b browser) {
+	tab := b.newTab(t)
+	g := serveCounter(t)
+	other, err := tab.OpenTab()
+	if err != nil {
+		t.Fatal(err)
+	}
 	logInAndCreateCounter(t, g, tab)
 	if err := other.Navigate(g.url + "#token=" + g.token); err != nil {
 		t.Fatal(err)
@@ -308,39 +308,46 @@ func twoTabsSeeEachOthersChanges(t *testing.T, g *gadgetd, tab, other browserTab
 
 // TestAWrongTokenShowsTheLoginFormWithTheServersReason: a link with a bad
 // token ends at the login form, with the server's reason, and the token is
-// forgotten.
+// forgotten; typing the right one logs in.
 func TestAWrongTokenShowsTheLoginFormWithTheServersReason(t *testing.T) {
-	g := startGadgetd(t)
-	tab := NewTab(t)
-	if err := chromedp.Do(tab, chromedp.Navigate(g.url+"#token=not-a-token")); err != nil {
+	aWrongTokenShowsTheLoginForm(t, inChromium)
+}
+
+func aWrongTokenShowsTheLoginForm(t *testing.T, b browser) {
+	tab := b.newTab(t)
+	g := serveCounter(t)
+	if err := tab.Navigate(g.url + "#token=not-a-token"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, tab, "the login form with the reason", `document.querySelector(".login .error")?.textContent.includes("invalid token")`)
-	if stored := eval[bool](t, tab, `sessionStorage.getItem("gadgetd.token") !== null`); stored {
+	waitIn(t, tab, "the login form with the reason", `document.querySelector(".login .error")?.textContent.includes("invalid token")`)
+	var stored bool
+	if err := tab.Evaluate(`sessionStorage.getItem("gadgetd.token") !== null`, &stored); err != nil {
+		t.Fatal(err)
+	} else if stored {
 		t.Error("the shell kept a token the server refused")
 	}
-	if err := chromedp.Do(tab, chromedp.SendKeys("#token", g.token), chromedp.Click(".login button[type=submit]")); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, tab, "the shell after typing the right token", `document.querySelector("#create-blueprint option[value=counter]")`)
+	typeInto(t, tab, "#token", g.token)
+	click(t, tab, ".login button[type=submit]")
+	waitIn(t, tab, "the shell after typing the right token", `document.querySelector("#create-blueprint option[value=counter]")`)
 }
 
 // TestAUserRemovesAGadgetFromTheShell: removing takes a second click, and
 // then the gadget is gone from the list and from the server.
 func TestAUserRemovesAGadgetFromTheShell(t *testing.T) {
-	g := startGadgetd(t)
-	tab := NewTab(t)
-	loginAndCreateCounter(t, g, tab)
-	if err := chromedp.Do(tab, chromedp.Click(".open-gadget button.remove")); err != nil {
-		t.Fatal(err)
+	aUserRemovesAGadget(t, inChromium)
+}
+
+func aUserRemovesAGadget(t *testing.T, b browser) {
+	tab := b.newTab(t)
+	g := serveCounter(t)
+	logInAndCreateCounter(t, g, tab)
+	click(t, tab, ".open-gadget button.remove")
+	var n int
+	if err := tab.Evaluate(`document.querySelectorAll("#gadget-list button.open").length`, &n); err != nil || n != 1 {
+		t.Fatalf("one click removed the gadget (%d left in the list, %v); removing must ask first", n, err)
 	}
-	if n := eval[int](t, tab, `document.querySelectorAll("#gadget-list button.open").length`); n != 1 {
-		t.Fatalf("one click removed the gadget (%d left in the list); removing must ask first", n)
-	}
-	if err := chromedp.Do(tab, chromedp.Click(".open-gadget button.remove")); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, tab, "the empty list", `document.querySelector("#gadget-list")?.textContent === "None yet."`)
+	click(t, tab, ".open-gadget button.remove")
+	waitIn(t, tab, "the empty list", `document.querySelector("#gadget-list")?.textContent === "None yet."`)
 	if n := g.gadgetCount(t); n != 0 {
 		t.Errorf("the server still has %d of alice's gadgets", n)
 	}
@@ -371,24 +378,29 @@ func (g *gadgetd) gadgetCount(t *testing.T) int {
 // TestTheLogsPanelShowsTheGadgetsLog: when the frame's listener fails, the
 // gadget logs that it dropped it, and the logs panel shows that line.
 func TestTheLogsPanelShowsTheGadgetsLog(t *testing.T) {
-	g := startGadgetd(t)
-	tab := NewTab(t)
-	loginAndCreateCounter(t, g, tab)
-	waitFor(t, tab, "the logs panel", `document.querySelector(".logs")?.textContent === "No log lines."`)
-	clickFailNext(t, tab)
-	clickIncrement(t, tab)
-	waitFor(t, tab, "the value after +1", consoleText+`.includes("counter value 1")`)
-	want := `document.querySelector(".logs")?.textContent.includes("dropping a listener that failed")`
+	theLogsPanelShowsTheGadgetsLog(t, inChromium)
+}
+
+func theLogsPanelShowsTheGadgetsLog(t *testing.T, b browser) {
+	tab := b.newTab(t)
+	g := serveCounter(t)
+	logInAndCreateCounter(t, g, tab)
+	waitIn(t, tab, "the logs panel", `document.querySelector(".logs")?.textContent === "No log lines."`)
+	clickIn(t, tab, failNextX)
+	clickIn(t, tab, incrementX)
+	waitIn(t, tab, "the value after +1", consoleText+`.includes("counter value 1")`)
+	// The panel reads the log when its button is clicked: until the line
+	// is there, click again.
+	const logs = `document.querySelector(".logs")?.textContent`
 	ok := waitUntil(time.Minute, func() bool {
-		if err := chromedp.Do(tab, chromedp.Click(`section[aria-label=Logs] header button`)); err != nil {
-			return false
-		}
+		click(t, tab, `section[aria-label=Logs] header button`)
 		time.Sleep(200 * time.Millisecond)
-		v, err := chromedp.Run(tab, chromedp.Evaluate[bool](want))
-		return err == nil && v
+		var v bool
+		return tab.Evaluate(logs+`.includes("dropping a listener that failed")`, &v) == nil && v
 	})
 	if !ok {
-		text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.querySelector(".logs")?.textContent`))
+		var text string
+		tab.Evaluate(logs, &text)
 		t.Fatalf("the logs panel shows %q, want the gadget's line about the failed listener", text)
 	}
 }
@@ -397,15 +409,20 @@ func TestTheLogsPanelShowsTheGadgetsLog(t *testing.T) {
 // answer (here: a shell served with no Cap'n Proto server behind it), the
 // shell says so and keeps the token, rather than asking to log in again.
 func TestAServerItCannotReachKeepsTheTokenAndOffersARetry(t *testing.T) {
-	tab := NewTab(t)
-	if err := chromedp.Do(tab, chromedp.Navigate(newPages(t).shell+"#token=a-token")); err != nil {
+	aServerItCannotReachKeepsTheToken(t, inChromium)
+}
+
+func aServerItCannotReachKeepsTheToken(t *testing.T, b browser) {
+	tab := b.newTab(t)
+	if err := tab.Navigate(newPages(t).shell + "#token=a-token"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, tab, "the retry button", `[...document.querySelectorAll("main button")].some((b) => b.textContent === "Try again")`)
-	if msg := eval[string](t, tab, `document.querySelector("main .error").textContent`); !strings.Contains(msg, "cannot connect") {
-		t.Errorf("the shell says %q, want that it cannot connect", msg)
+	waitIn(t, tab, "the retry button", `[...document.querySelectorAll("main button")].some((b) => b.textContent === "Try again")`)
+	var msg, token string
+	if err := tab.Evaluate(`document.querySelector("main .error").textContent`, &msg); err != nil || !strings.Contains(msg, "cannot connect") {
+		t.Errorf("the shell says %q (%v), want that it cannot connect", msg, err)
 	}
-	if token := eval[string](t, tab, `sessionStorage.getItem("gadgetd.token") ?? ""`); token != "a-token" {
-		t.Errorf("the shell kept the token %q, want a-token", token)
+	if err := tab.Evaluate(`sessionStorage.getItem("gadgetd.token") ?? ""`, &token); err != nil || token != "a-token" {
+		t.Errorf("the shell kept the token %q (%v), want a-token", token, err)
 	}
 }
