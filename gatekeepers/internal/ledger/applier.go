@@ -56,7 +56,7 @@ type Applier struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	ctx     context.Context // Start's, for the workers
+	ctx     context.Context // the workers', ended by Close
 	cancel  context.CancelFunc
 	running map[queueKey]bool // bindings with a worker
 	dirty   map[queueKey]bool // kicked while their worker ran
@@ -95,9 +95,10 @@ func NewApplier(l *Ledger, apply ApplyFunc, reconcile ReconcileFunc, opts ...App
 // effect is Applied (or Failed) with its outcome, one it says did not is
 // Approved again, and one it cannot tell about (or fails on) is InDoubt,
 // holding its binding until a human decides it again. Then it applies every
-// approved head, and from then on every one that becomes ready, until ctx
-// ends or Close. It returns once the settling is done and the workers are
-// started.
+// approved head, and from then on every one that becomes ready, until Close.
+// ctx bounds the settling only, and gives its values to the calls; the
+// Applier outlives it. Start returns once the settling is done and the
+// ready heads are kicked.
 func (ap *Applier) Start(ctx context.Context) error {
 	ap.mu.Lock()
 	if ap.started {
@@ -105,7 +106,7 @@ func (ap *Applier) Start(ctx context.Context) error {
 		return errors.New("applier: already started")
 	}
 	ap.started = true
-	ap.ctx, ap.cancel = context.WithCancel(ctx)
+	ap.ctx, ap.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	ap.mu.Unlock()
 
 	interrupted, err := ap.l.Interrupted(ctx)

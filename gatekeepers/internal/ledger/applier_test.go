@@ -26,7 +26,7 @@ func TestApplierAppliesEachBindingsActionsInOrder(t *testing.T) {
 	for _, id := range slices.Backward(ids) {
 		decide(t, l, "alice", true, id)
 	}
-	eventually(t, "all applied", func() bool { return len(c.made()) == len(ids) })
+	eventually(t, "all applied", func() bool { return state(t, l, "alice", ids[len(ids)-1]) == gatekeepers.Applied })
 	if got := c.made(); !slices.Equal(got, ids) {
 		t.Fatalf("applied in order %v, want %v", got, ids)
 	}
@@ -217,7 +217,7 @@ func TestApplyErrorOrPanicFailsTheActionAndTheApplierGoesOn(t *testing.T) {
 	startApplier(t, l, apply, cannotTell)
 	a, b, d := queue(t, l, "g1", "web"), queue(t, l, "g1", "web"), queue(t, l, "g1", "web")
 	decide(t, l, "alice", true, a.ID, b.ID, d.ID)
-	eventually(t, "third applied", func() bool { return len(c.made()) == 1 })
+	eventually(t, "third applied", func() bool { return state(t, l, "alice", d.ID) == gatekeepers.Applied })
 	got, _ := l.Action(ctx, "alice", a.ID)
 	if got.State != gatekeepers.Failed || !strings.HasPrefix(got.Outcome.Describe, "service said no") || len(got.Outcome.Describe) > maxErrorText {
 		t.Fatalf("error: %s, %d bytes", stateName(got.State), len(got.Outcome.Describe))
@@ -273,6 +273,7 @@ func TestCloseWaitsForTheCallInProgress(t *testing.T) {
 	<-started
 	closed := make(chan error)
 	go func() { closed <- ap.Close(ctx) }()
+	eventually(t, "Close began", func() bool { ap.mu.Lock(); defer ap.mu.Unlock(); return ap.closed })
 	select {
 	case err := <-closed:
 		t.Fatalf("Close returned (%v) while a call was in progress", err)
@@ -316,4 +317,20 @@ func TestNoApprovalIsLostWhileTheWorkerStops(t *testing.T) {
 	}
 	wg.Wait()
 	eventually(t, "every approved action applied", func() bool { return len(c.made()) == 2*goroutines*rounds })
+}
+
+func TestTheApplierOutlivesStartsContext(t *testing.T) {
+	l := newLedger(t)
+	bind(t, l, "g1", "alice", "web")
+	var c calls
+	startCtx, cancel := context.WithCancel(ctx)
+	ap := NewApplier(l, c.apply, cannotTell)
+	if err := ap.Start(startCtx); err != nil {
+		t.Fatal(err)
+	}
+	defer ap.Close(ctx)
+	cancel()
+	a := queue(t, l, "g1", "web")
+	decide(t, l, "alice", true, a.ID)
+	eventually(t, "applied after Start's context ended", func() bool { return len(c.made()) == 1 })
 }
