@@ -5,7 +5,6 @@ package browsertest
 // other browser the shell must work in.
 
 import (
-	"maps"
 	"testing"
 )
 
@@ -103,35 +102,17 @@ func TestFirefoxTheScaffoldsUIGreetsInTheShell(t *testing.T) {
 	theScaffoldsUIGreets(t, inFirefox)
 }
 
-// firefoxProbeGroups are probeGroups with prefetch in a group of its own:
-// Firefox drops the prefetches it has queued when another document starts
-// to load in the page, as the network probes' nested frames do, so that
-// among them even the control's prefetch never leaves.
-var firefoxProbeGroups = append([]probeGroup{
-	{probes: without(networkProbes, "prefetch")},
-	{probes: map[string]string{"prefetch": networkProbes["prefetch"]}},
-}, probeGroups[1:]...)
-
-// without returns a copy of probes without the named ones.
-func without(probes map[string]string, names ...string) map[string]string {
-	m := maps.Clone(probes)
-	for _, name := range names {
-		delete(m, name)
-	}
-	return m
-}
-
 // TestFirefoxWithoutTheProtectionsEveryProbeReachesTheNetwork is the
 // control of the next test: in plain iframes the probes reach the witness.
 func TestFirefoxWithoutTheProtectionsEveryProbeReachesTheNetwork(t *testing.T) {
-	everyProbeReachesTheNetwork(t, inFirefox, firefoxProbeGroups)
+	everyProbeReachesTheNetwork(t, inFirefox, probeGroups)
 }
 
 // TestFirefoxAGadgetFrameReachesNoNetwork: in Firefox, a gadget frame in
 // the shell reaches neither another origin nor the shell's, by any channel
 // the probes try: zero requests, zero connections, zero STUN packets.
 func TestFirefoxAGadgetFrameReachesNoNetwork(t *testing.T) {
-	framesReachNoNetwork(t, inFirefox, firefoxProbeGroups)
+	framesReachNoNetwork(t, inFirefox, probeGroups)
 }
 
 // TestFirefoxAGadgetFrameCannotReadThePageOrAnotherGadget: in Firefox, a
