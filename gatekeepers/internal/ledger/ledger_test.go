@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gadgetd/gadgetd/gatekeepers"
@@ -193,7 +194,8 @@ func TestAnotherOwnersActionIsNotFoundNorDecidable(t *testing.T) {
 }
 
 func TestDecideGivesEachIDItsOwnOutcome(t *testing.T) {
-	l := newLedger(t)
+	noon := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	l := newLedger(t, WithClock(func() time.Time { return noon }))
 	bind(t, l, "g1", "alice", "web")
 	a, b := queue(t, l, "g1", "web"), queue(t, l, "g1", "web")
 	decide(t, l, "alice", false, b.ID)
@@ -201,7 +203,7 @@ func TestDecideGivesEachIDItsOwnOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds[0].Err != nil || ds[0].Action.State != gatekeepers.Approved || ds[0].Action.DecidedBy != "alice" {
+	if ds[0].Err != nil || ds[0].Action.State != gatekeepers.Approved || ds[0].Action.DecidedBy != "alice" || !ds[0].Action.DecidedAt.Equal(noon) {
 		t.Fatalf("first: %+v", ds[0])
 	}
 	mustErr(t, ds[1].Err, ErrDecided)

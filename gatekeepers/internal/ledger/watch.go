@@ -93,8 +93,9 @@ func (h *hub) unsubscribe(ap *Applier) {
 // (Action has them). If fn falls more than the watch buffer (WithWatchBuffer)
 // behind, the events not yet delivered are dropped and missed (if not nil)
 // is called before the next one: the watcher should re-list the actions.
-// Commits never wait for fn. After cancel returns, no new call of fn or
-// missed begins; cancel may be called from fn.
+// Commits never wait for fn. cancel stops the watcher: when it returns, a
+// call of fn may still be running, or about to run, but no other follows.
+// cancel may be called from fn.
 func (l *Ledger) Watch(ownerID string, fn func(gatekeepers.Action), missed func()) (cancel func()) {
 	w := &watcher{max: l.cfg.watchBuffer, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	h := &l.hub
