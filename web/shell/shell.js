@@ -9,6 +9,7 @@
 // (textContent), never as markup.
 
 import { connect, relay, release, schema } from "/static/gadgetd.js";
+import { GatekeepersPanel } from "/shell/gatekeepers.js";
 import { CONSOLE_FORWARDER, createFrame, shellNonce } from "/shell/sandbox.js";
 
 const TOKEN_KEY = "gadgetd.token";
@@ -422,7 +423,8 @@ function loadFrameRuntime() {
 
 // OpenGadget is one gadget on screen: its frame, its relay to /ws/frame
 // (reconnected with a fresh ticket, socket and port whenever it drops,
-// while the frame and its state stay), its console and its logs.
+// while the frame and its state stay), its console, its logs and its
+// gatekeepers (gatekeepers.js).
 class OpenGadget {
   constructor(g) {
     this.id = g.id;
@@ -459,13 +461,16 @@ class OpenGadget {
         h("section", { class: "panel", "aria-label": "Logs" },
           h("header", {}, h("h3", {}, "Logs"), h("button", { type: "button", class: "link", onclick: () => this.refreshLogs() }, "Refresh")),
           h("ol", { class: "logs lines" })),
-        // Gatekeepers (the capabilities to the outside world a user grants a
-        // gadget) are not built yet. When they are, the actions a gadget asks
-        // for wait here for approval, with the audit log beside them.
-        h("section", { class: "panel pending", "aria-label": "Pending actions" },
-          h("header", {}, h("h3", {}, "Pending actions")),
-          h("p", { class: "muted" }, "Not yet available: gadgets cannot ask for actions until gatekeepers exist."))));
+        // What the gadget may reach outside its sandbox, the actions it
+        // asked for that wait for the user, and its audit log.
+        h("section", { class: "panel gatekeepers", "aria-label": "Gatekeepers" },
+          h("header", {}, h("h3", {}, "Gatekeepers")),
+          h("div", { class: "gatekeepers-body" }))));
     this.console = new ConsolePanel(this.view.querySelector(".console"));
+    this.gatekeepers = new GatekeepersPanel(this.view.querySelector(".gatekeepers-body"), {
+      id: this.id, blueprint: g.blueprint, workspace, gadgetCap, h, errorText, cutText,
+    });
+    this.gatekeepers.start();
     $("gadget").replaceChildren(this.view);
     try {
       const gadget = await gadgetCap(this.id);
@@ -570,6 +575,7 @@ class OpenGadget {
 
   close() {
     this.closed = true;
+    this.gatekeepers?.close();
     this.socket?.close();
     this.consolePort?.close();
     this.view?.remove();
