@@ -163,7 +163,11 @@ func Open(ctx context.Context, db *bolt.DB, kinds []gatekeepers.Kind, services [
 	}
 	d.ledger = l
 	d.applier = ledger.NewApplier(l, d.apply, d.reconcile)
-	d.applier.Start(ctx)
+	// ctx bounds the reconciling of what a crash interrupted; the applier
+	// runs on until Close.
+	if err := d.applier.Start(ctx); err != nil {
+		return nil, fmt.Errorf("gatekeepers: resuming the actions a stop interrupted: %w", err)
+	}
 	return d, nil
 }
 
