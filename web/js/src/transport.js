@@ -145,28 +145,53 @@ export function messagePortTransport(port) {
   return t;
 }
 
+// MAX_RELAY_BUFFER bounds the bytes a frame may have waiting in the shell:
+// its messages held until the socket opens, or the socket's send buffer. It
+// is well above the server's bound on one message (9 MiB by default), so a
+// frame that waits for its answers never meets it.
+export const MAX_RELAY_BUFFER = 16 << 20;
+
+// RELAY_OVERFLOW is the close code of a socket whose frame went past
+// MAX_RELAY_BUFFER (codes 4000-4999 are the application's).
+export const RELAY_OVERFLOW = 4008;
+
 // relay joins port (one end of a MessageChannel whose other end a gadget
 // iframe holds) to ws, the gadget's websocket: each binary frame goes
-// across as it is, both ways. Either side closing closes the other.
+// across as it is, both ways. Either side closing closes the other. A frame
+// that sends faster than the socket drains, past MAX_RELAY_BUFFER, is cut
+// off: its socket is closed with RELAY_OVERFLOW rather than the shell's
+// memory growing with what it sends (the frame is untrusted).
 export function relay(port, ws) {
   ws.binaryType = "arraybuffer";
   const pending = []; // frames from the port before the socket opened
+  let pendingBytes = 0;
   port.addEventListener("message", (ev) => {
     if (ev.data === null) {
       ws.close();
       port.close();
-    } else if (ev.data instanceof ArrayBuffer) {
-      if (ws.readyState === 0) {
-        pending.push(ev.data);
-      } else if (ws.readyState === 1) {
-        ws.send(ev.data);
-      }
+      return;
+    }
+    if (!(ev.data instanceof ArrayBuffer) || ws.readyState > 1) {
+      return;
+    }
+    const waiting = ws.readyState === 0 ? pendingBytes : ws.bufferedAmount;
+    if (waiting + ev.data.byteLength > MAX_RELAY_BUFFER) {
+      pending.length = 0;
+      ws.close(RELAY_OVERFLOW, "the gadget's frame sent faster than its socket drains");
+      return;
+    }
+    if (ws.readyState === 0) {
+      pending.push(ev.data);
+      pendingBytes += ev.data.byteLength;
+    } else {
+      ws.send(ev.data);
     }
   });
   ws.addEventListener("open", () => {
     for (const f of pending.splice(0)) {
       ws.send(f);
     }
+    pendingBytes = 0;
   });
   ws.addEventListener("message", (ev) => {
     if (ev.data instanceof ArrayBuffer) {

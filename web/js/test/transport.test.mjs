@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { Conn, DeferredTransport, Message } from "capnp-es";
 import { Message as RpcMessage } from "capnp-es/capnp/rpc";
 import { GadgetConn, connClass, fixes } from "../src/conn.js";
-import { FrameTransport, messagePortTransport } from "../src/transport.js";
+import { FrameTransport, MAX_RELAY_BUFFER, RELAY_OVERFLOW, messagePortTransport, relay } from "../src/transport.js";
 import { Counter } from "./counter.mjs";
 import { settlesWithin } from "./helpers.mjs";
 
@@ -231,4 +231,71 @@ test("answering Unimplemented, capnp-es keeps the question id, and the caller's 
     });
     assert.equal(seen.length, works ? 0 : 1, `errors: ${seen}`);
   }
+});
+
+// fakeSocket is enough of a browser WebSocket for relay: a connecting one
+// until open(), whose send buffer drains only when drain() says so.
+class FakeSocket extends EventTarget {
+  constructor() {
+    super();
+    this.readyState = 0;
+    this.bufferedAmount = 0;
+    this.sent = 0;
+    this.closedWith = null;
+  }
+  open() {
+    this.readyState = 1;
+    this.dispatchEvent(new Event("open"));
+  }
+  send(data) {
+    this.bufferedAmount += data.byteLength;
+    this.sent++;
+  }
+  close(code, reason) {
+    if (this.readyState > 1) return;
+    this.readyState = 3;
+    this.closedWith = { code, reason };
+    this.dispatchEvent(new Event("close"));
+  }
+}
+
+test("relay cuts off a frame that sends faster than its socket drains, before and after the socket opens", async () => {
+  for (const openFirst of [false, true]) {
+    const { port1, port2 } = new MessageChannel();
+    const ws = new FakeSocket();
+    relay(port1, ws);
+    if (openFirst) ws.open();
+    const ended = new Promise((resolve) => port2.addEventListener("message", (ev) => ev.data === null && resolve()));
+    port2.start();
+    const chunk = 1 << 20;
+    try {
+      for (let i = 0; i < 20; i++) {
+        port2.postMessage(new ArrayBuffer(chunk));
+      }
+      assert.equal(await settlesWithin(ended, 5000), "resolved", "the frame's port was never closed");
+      assert.equal(ws.closedWith?.code, RELAY_OVERFLOW, openFirst ? "after open" : "before open");
+      assert.ok(ws.sent * chunk <= MAX_RELAY_BUFFER, `sent ${ws.sent} MiB past the bound`);
+    } finally {
+      port1.close();
+      port2.close();
+    }
+  }
+});
+
+test("relay lets a frame send without end while its socket drains", async () => {
+  const { port1, port2 } = new MessageChannel();
+  const ws = new FakeSocket();
+  relay(port1, ws);
+  ws.open();
+  const chunk = 1 << 20;
+  for (let i = 0; i < 40; i++) {
+    port2.postMessage(new ArrayBuffer(chunk));
+    await new Promise((r) => setTimeout(r, 1));
+    ws.bufferedAmount = 0; // drained
+  }
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(ws.closedWith, null);
+  assert.equal(ws.sent, 40);
+  port2.close();
+  port1.close();
 });
