@@ -120,6 +120,11 @@ func (h *gatedHost) Storage(ctx context.Context, call schema.Host_storage) error
 	return res.SetStorage(got.Storage().AddRef())
 }
 
+// Gatekeeper: these tests bind nothing.
+func (h *gatedHost) Gatekeeper(ctx context.Context, call schema.Host_gatekeeper) error {
+	return errors.New("no such binding")
+}
+
 func (h *gatedHost) Log(ctx context.Context, call schema.Host_log) error {
 	if err := h.pass(ctx); err != nil {
 		return err

@@ -10,6 +10,7 @@ package wasmhost_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -37,6 +38,11 @@ type typedHost struct {
 
 func (h *typedHost) Storage(context.Context, schema.Host_storage) error {
 	return capnp.Unimplemented("typedHost has no storage")
+}
+
+// Gatekeeper: these tests bind nothing.
+func (h *typedHost) Gatekeeper(ctx context.Context, call schema.Host_gatekeeper) error {
+	return errors.New("no such binding")
 }
 
 func (h *typedHost) Log(ctx context.Context, call schema.Host_log) error {
