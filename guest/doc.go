@@ -89,6 +89,31 @@
 // the server keeps the newest lines in memory, cuts long ones and drops a
 // flood, and a gadget idle long enough loses its log.
 //
+// # Gatekeepers: reaching outside
+//
+// A gadget has no network. Gatekeeper(ctx, name) returns the gatekeeper its
+// owner bound to it under name (Host.gatekeeper): one resource of one
+// service, such as one GitHub repository (githubpb.GitHub, from
+// gatekeepers/github/githubpb) or one URL prefix (httppb.Http, from
+// gatekeepers/http/httppb). Convert it to its kind's interface:
+//
+//	gk, err := guest.Gatekeeper(ctx, "repo")
+//	if err != nil {
+//		return err // not bound: say how to bind it
+//	}
+//	defer gk.Release()
+//	gh := githubpb.GitHub(gk)
+//
+// Reads are made at once. A side effect (filing an issue, a POST) is an
+// action: it is answered at once with a simulated result, marked pending
+// with its action id, and made for real only when the owner approves it;
+// the binding's later reads show it, pending, until then, and not at all
+// once rejected. Every call is in the owner's audit log. Name the bindings
+// the blueprint asks for in blueprint.json ("bindings": name, kind, why);
+// nothing is bound until a user binds it, and unbinding cuts off every
+// reference the gadget kept. examples/issues is a complete gadget built on
+// one.
+//
 // # A minimal gadget
 //
 // With the schema
