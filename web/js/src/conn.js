@@ -183,7 +183,8 @@ function deliverQueuedCalls(capTable) {
 // failsOnDisconnect: capnp-es leaves every call in flight pending forever
 // when its transport ends, and a call made afterwards throws from inside the
 // transport. Here both fail with an error that says the connection is gone,
-// so a UI can reconnect.
+// and why when the server said so in an Abort ("server busy…"), so a UI can
+// tell the user and reconnect.
 export const failsOnDisconnect = (Base) =>
   class extends Base {
     async work() {
@@ -191,9 +192,15 @@ export const failsOnDisconnect = (Base) =>
         await super.work();
       } finally {
         for (const q of this.questions) {
-          failQuestion(q);
+          failQuestion(q, this.abortReason);
         }
       }
+    }
+
+    shutdown(err) {
+      // An Abort's reason; set before the transport closes.
+      this.abortReason ??= err?.exception?.reason;
+      return super.shutdown(err);
     }
 
     sendMessage(msg) {
@@ -202,21 +209,22 @@ export const failsOnDisconnect = (Base) =>
       }
       const w = msg.which();
       if (w === RpcMessage.CALL) {
-        failQuestion(this.questions[msg.call.questionId]);
+        failQuestion(this.questions[msg.call.questionId], this.abortReason);
       } else if (w === RpcMessage.BOOTSTRAP) {
-        failQuestion(this.questions[msg.bootstrap.questionId]);
+        failQuestion(this.questions[msg.bootstrap.questionId], this.abortReason);
       }
     }
   };
 
 const QUESTION_IN_PROGRESS = 0; // capnp-es's QuestionState.IN_PROGRESS
 
-function failQuestion(q) {
+function failQuestion(q, abortReason) {
   if (q && q.state === QUESTION_IN_PROGRESS) {
     // Marked handled: a pipelined call nobody awaits must not become an
     // unhandled rejection; whoever awaits it still sees the error.
     q.deferred.promise.catch(() => {});
-    q.reject(new Error("gadgetd: disconnected: the connection to the server is closed"));
+    const why = abortReason ? `the server closed the connection: ${abortReason}` : "the connection to the server is closed";
+    q.reject(new Error(`gadgetd: disconnected: ${why}`));
   }
 }
 

@@ -94,6 +94,24 @@ test("a call in flight, and a call made later, fail with 'disconnected' once the
   }
 });
 
+test("a call in flight when the server aborts the connection fails with the server's reason", async () => {
+  const { port1, port2 } = new MessageChannel();
+  const server = messagePortTransport(port2);
+  const counter = new GadgetConn(messagePortTransport(port1)).bootstrap(Counter);
+  try {
+    const call = counter.get().promise();
+    await server.recvMessage(); // the Bootstrap
+    const abort = new Message().initRoot(RpcMessage);
+    abort._initAbort().reason = "server busy: it serves its maximum number of connections; try again later";
+    server.sendMessage(abort);
+    await assert.rejects(call, /disconnected: the server closed the connection: server busy/);
+  } finally {
+    server.close();
+    port1.close();
+    port2.close();
+  }
+});
+
 test("without failsOnDisconnect, a call in flight stays pending (the fix is what fails it)", async () => {
   const names = Object.keys(fixes).filter((n) => n !== "failsOnDisconnect");
   const { counter, transport, close } = pair(hanging, connClass(names));
