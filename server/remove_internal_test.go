@@ -16,22 +16,8 @@ import (
 // built here as sharing will build them: the same gadget, the same user, a
 // gadgetCap with another role.
 func TestOnlyTheOwnersGadgetCapabilityCanRemoveIt(t *testing.T) {
-	s := openTestServer(t)
 	ctx := context.Background()
-	if _, err := s.InstallBuiltin(ctx, blueprinttest.Bundle(t, blueprinttest.TestCounter)); err != nil {
-		t.Fatal(err)
-	}
-	ws := serve(t, s)
-	id, _ := newGadget(t, ws, "counter")
-	rec, err := s.store.Gadget(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := s.store.User(ctx, rec.OwnerID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &workspace{s: s, user: owner}
+	s, ws, id, w := ownersWorkspace(t)
 	remove := func(role schema.Role) error {
 		g := w.gadgetCap(id, role)
 		defer g.Release()
@@ -134,22 +120,9 @@ func TestASlowRemovalDoesNotStallOtherGadgets(t *testing.T) {
 // what a gadget may reach: a viewer's capability can do none of them, and
 // is told so before anything is looked up.
 func TestAViewerCannotBindUnbindOrAutoApprove(t *testing.T) {
-	s := openTestServer(t)
 	ctx := context.Background()
-	if _, err := s.InstallBuiltin(ctx, blueprinttest.Bundle(t, blueprinttest.TestCounter)); err != nil {
-		t.Fatal(err)
-	}
-	ws := serve(t, s)
-	id, _ := newGadget(t, ws, "counter")
-	rec, err := s.store.Gadget(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := s.store.User(ctx, rec.OwnerID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := (&workspace{s: s, user: owner}).gadgetCap(id, schema.Role_viewer)
+	_, _, id, w := ownersWorkspace(t)
+	g := w.gadgetCap(id, schema.Role_viewer)
 	defer g.Release()
 	for what, call := range map[string]func() error{
 		"binding a gatekeeper": func() error {
@@ -173,4 +146,28 @@ func TestAViewerCannotBindUnbindOrAutoApprove(t *testing.T) {
 	} {
 		requireContains(t, call(), what+` of gadget "`+id+`" needs the editor or owner role; this capability has the viewer role`)
 	}
+}
+
+// ownersWorkspace is a server with the test counter installed and one
+// gadget of it, id, created over ws, and its owner's workspace w, from
+// which the tests build Gadget capabilities with other roles, as sharing
+// will.
+func ownersWorkspace(t *testing.T) (s *Server, ws schema.Workspace, id string, w *workspace) {
+	t.Helper()
+	s = openTestServer(t)
+	ctx := context.Background()
+	if _, err := s.InstallBuiltin(ctx, blueprinttest.Bundle(t, blueprinttest.TestCounter)); err != nil {
+		t.Fatal(err)
+	}
+	ws = serve(t, s)
+	id, _ = newGadget(t, ws, "counter")
+	rec, err := s.store.Gadget(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := s.store.User(ctx, rec.OwnerID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ws, id, &workspace{s: s, user: owner}
 }
