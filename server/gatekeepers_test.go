@@ -9,8 +9,10 @@ import (
 	"github.com/gadgetd/gadgetd/examples/issues/issuespb"
 	"github.com/gadgetd/gadgetd/gatekeepers"
 	"github.com/gadgetd/gadgetd/gatekeepers/desk"
+	"github.com/gadgetd/gadgetd/gatekeepers/github/githubpb"
 	"github.com/gadgetd/gadgetd/gatekeepers/github/githubtest"
 	"github.com/gadgetd/gadgetd/gatekeepers/kinds"
+	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
@@ -405,5 +407,35 @@ func TestAWatcherHearsEveryActionAndAutoApprovalSkipsTheWait(t *testing.T) {
 	case c := <-l.changes:
 		t.Fatalf("heard %q after releasing the subscription", c)
 	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// TestAKindsSchemaCanBeFetched: a client or a blueprint author fetches a
+// kind's compiled schema and source from the server, as Gadget.schema()
+// gives a blueprint's; an unknown kind is an error naming the known ones.
+func TestAKindsSchemaCanBeFetched(t *testing.T) {
+	h := startIssues(t)
+	ws := h.login(t, h.token("alice"))
+	f, release := ws.GatekeeperSchema(testCtx(t), func(p schema.Workspace_gatekeeperSchema_Params) error { return p.SetKind("github") })
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InterfaceId() != githubpb.GitHub_TypeID {
+		t.Fatalf("interface %#x, want githubpb.GitHub's %#x", res.InterfaceId(), uint64(githubpb.GitHub_TypeID))
+	}
+	nodes, _ := res.Nodes()
+	ifaces, err := blueprint.Interfaces(nodes)
+	if err != nil || ifaces[githubpb.GitHub_TypeID] == "" || ifaces[schema.Gatekeeper_TypeID] == "" {
+		t.Fatalf("the nodes hold interfaces %v (%v), want GitHub and the Gatekeeper it extends", ifaces, err)
+	}
+	if src, _ := res.Source(); !strings.Contains(src, "interface GitHub extends") {
+		t.Fatalf("source: %.200q", src)
+	}
+	bad, releaseBad := ws.GatekeeperSchema(testCtx(t), func(p schema.Workspace_gatekeeperSchema_Params) error { return p.SetKind("ftp") })
+	defer releaseBad()
+	if _, err := bad.Struct(); err == nil || !strings.Contains(err.Error(), `unknown gatekeeper kind "ftp"`) || !strings.Contains(err.Error(), "github") {
+		t.Fatalf("an unknown kind: %v", err)
 	}
 }
