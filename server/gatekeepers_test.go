@@ -439,3 +439,18 @@ func TestAKindsSchemaCanBeFetched(t *testing.T) {
 		t.Fatalf("an unknown kind: %v", err)
 	}
 }
+
+// TestADecideOfTooManyIDsIsRefusedWhole: one decide takes at most 1000
+// ids; more is refused before any is looked at.
+func TestADecideOfTooManyIDsIsRefusedWhole(t *testing.T) {
+	h := startIssues(t)
+	ws := h.login(t, h.token("alice"))
+	f, release := ws.Decide(testCtx(t), func(p schema.Workspace_decide_Params) error {
+		_, err := p.NewIds(1001)
+		return err
+	})
+	defer release()
+	if _, err := f.Struct(); err == nil || !strings.Contains(err.Error(), "decide takes at most 1000 ids at once, got 1001") {
+		t.Fatalf("deciding 1001 ids: %v", err)
+	}
+}
