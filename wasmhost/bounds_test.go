@@ -7,6 +7,7 @@ package wasmhost_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,17 +143,20 @@ func TestRuntimeCloseIsNotHeldBySleepingGuests(t *testing.T) {
 
 // stuckScope is a call scope whose end blocks until released: a host
 // service that ignores every context, the one thing canceling a call cannot
-// interrupt.
+// interrupt. Only the first scope to end after arm blocks (the session's
+// open before it does not), and says so on entered.
 type stuckScope struct {
+	armed            atomic.Bool
 	entered, release chan struct{}
 }
 
+func (s *stuckScope) arm() { s.armed.Store(true) }
+
 func (s *stuckScope) begin() func(error) error {
 	return func(error) error {
-		select {
-		case s.entered <- struct{}{}:
+		if s.armed.CompareAndSwap(true, false) {
+			s.entered <- struct{}{}
 			<-s.release
-		default:
 		}
 		return nil
 	}
@@ -182,6 +186,7 @@ func TestCloseAbandonsAWorkerStuckPastItsBound(t *testing.T) {
 	if held == 0 {
 		t.Fatal("a live instance uses no memory by the budget's count")
 	}
+	scope.arm()
 	go guestCommand(ctx, s, "ok")
 	select {
 	case <-scope.entered:

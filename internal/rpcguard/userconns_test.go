@@ -122,7 +122,8 @@ func TestLinesAboutOneUsersConnectionsAreRateLimited(t *testing.T) {
 	var out safeBuffer
 	logger := slog.New(slog.NewTextHandler(&out, nil))
 	port := serveLogins(t, rpcguard.Limits{}, logger)
-	const conns = 80 // above userLogBurst (50)
+	const conns = 120 // well above userLogBurst (50)
+	start := time.Now()
 	for range conns {
 		p := dialRaw(t, net.JoinHostPort("127.0.0.1", port)) // user "127.0.0.1"
 		p.bootstrap(0)
@@ -140,8 +141,11 @@ func TestLinesAboutOneUsersConnectionsAreRateLimited(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	lines := strings.Count(out.String(), "level=ERROR")
-	if lines < 50 || lines > 55 {
-		t.Fatalf("%d ERROR lines about one user's %d misbehaving connections, want the burst (50), give or take a token", lines, conns)
+	// The bucket refills at userLogRate (1) a second while the test runs,
+	// longer on a busy machine: that much more is allowed, and no more.
+	refilled := int(time.Since(start).Seconds()) + 1
+	if lines < 50 || lines > 50+refilled {
+		t.Fatalf("%d ERROR lines about one user's %d misbehaving connections in %v, want the burst (50) and at most the %d a second refilled", lines, conns, time.Since(start).Round(time.Millisecond), refilled)
 	}
 }
 
