@@ -13,14 +13,11 @@ package browsertest
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/gadgetd/gadgetd/examples/notes/notespb"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
@@ -107,18 +104,6 @@ func theCounterExampleCounts(t *testing.T, b browser) {
 	waitForText(t, frame, "the value after +1", "#value", "1")
 	click(t, frame, "#increment")
 	waitForText(t, frame, "the value after +1 +1", "#value", "2")
-	// GADGETD_SHELL_SCREENSHOT=$PWD/docs/shell.png makes the README's
-	// picture, in Chromium.
-	if path := os.Getenv("GADGETD_SHELL_SCREENSHOT"); path != "" && b.name == inChromium.name {
-		png, err := chromedp.Run(tab.(chromium).tab, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-
 	// A fresh page (the frame's state gone, the token kept in the tab's
 	// session storage) reads the value from the gadget.
 	if err := tab.Navigate(g.url); err != nil {

@@ -5,8 +5,11 @@ package browsertest
 // server on loopback.
 
 import (
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/gadgetd/gadgetd/gatekeepers"
 	"github.com/gadgetd/gadgetd/gatekeepers/desk"
@@ -65,6 +68,22 @@ func TestAUserBindsARepositoryAndApprovesTheIssueTheGadgetFiles(t *testing.T) {
 	waitIn(t, tab, "the action waiting in the panel", `document.querySelector(".gatekeepers .action .what")?.textContent.includes("Crash on start")`)
 	if w := gh.Writes(); w != 0 {
 		t.Fatalf("GitHub saw %d writes before approval", w)
+	}
+
+	// GADGETD_SHELL_SCREENSHOT=$PWD/docs/shell.png makes the README's
+	// picture: the gadget, its pending issue, and the action waiting.
+	if path := os.Getenv("GADGETD_SHELL_SCREENSHOT"); path != "" {
+		ctx := tab.(chromium).tab
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 1100)); err != nil {
+			t.Fatal(err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	click(t, tab, ".gatekeepers .action button.approve")
