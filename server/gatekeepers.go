@@ -406,8 +406,12 @@ func (w *workspace) Audit(ctx context.Context, call schema.Workspace_audit) erro
 // hears missed() before the next one. The subscription ends when the
 // client releases it, or when a call on the listener fails.
 func (w *workspace) WatchActions(ctx context.Context, call schema.Workspace_watchActions) error {
-	ctx, stop := context.WithCancel(context.Background())
-	f := &actionFeed{listener: call.Args().Listener().AddRef(), ctx: ctx, stop: stop}
+	leave, err := w.s.joinWatchers(w.user.ID)
+	if err != nil {
+		return err
+	}
+	feedCtx, stop := context.WithCancel(context.Background())
+	f := &actionFeed{listener: call.Args().Listener().AddRef(), ctx: feedCtx, stop: stop, leave: leave}
 	f.cancel = w.s.desk.Watch(w.user.ID, f.changed, f.missed)
 	res, err := call.AllocResults()
 	if err != nil {
@@ -426,6 +430,7 @@ type actionFeed struct {
 	ctx      context.Context
 	stop     context.CancelFunc
 	cancel   func()
+	leave    func() // gives the user's place back
 	once     sync.Once
 }
 
@@ -459,5 +464,29 @@ func (f *actionFeed) Shutdown() {
 			f.cancel()
 		}
 		f.listener.Release()
+		f.leave()
 	})
+}
+
+// MaxActionWatchersPerUser bounds a user's watchActions subscriptions open
+// at once: each holds a goroutine and a buffer of the desk's. A shell
+// holds one per open gadget.
+const MaxActionWatchersPerUser = 32
+
+// joinWatchers counts one more subscription of user's, or says why not;
+// leave gives it back, once.
+func (s *Server) joinWatchers(user string) (leave func(), err error) {
+	s.watchersMu.Lock()
+	defer s.watchersMu.Unlock()
+	if s.watchers[user] >= MaxActionWatchersPerUser {
+		return nil, fmt.Errorf("watchActions: %d subscriptions are open already, the most one user may hold; release one first", s.watchers[user])
+	}
+	s.watchers[user]++
+	return func() {
+		s.watchersMu.Lock()
+		defer s.watchersMu.Unlock()
+		if s.watchers[user]--; s.watchers[user] == 0 {
+			delete(s.watchers, user)
+		}
+	}, nil
 }

@@ -454,3 +454,54 @@ func TestADecideOfTooManyIDsIsRefusedWhole(t *testing.T) {
 		t.Fatalf("deciding 1001 ids: %v", err)
 	}
 }
+
+// TestAUsersActionSubscriptionsAreBounded: a user holds at most
+// MaxActionWatchersPerUser watchActions subscriptions at once (each costs
+// the server a goroutine and a buffer); the next fails, saying so, another
+// user is unaffected, and releasing one makes room.
+func TestAUsersActionSubscriptionsAreBounded(t *testing.T) {
+	h := startIssues(t)
+	ws := h.login(t, h.token("alice"))
+	watch := func(ws schema.Workspace) (schema.Subscription, error) {
+		l := &actionListener{changes: make(chan string, 1), released: make(chan struct{})}
+		f, release := ws.WatchActions(testCtx(t), func(p schema.Workspace_watchActions_Params) error {
+			return p.SetListener(schema.ActionListener_ServerToClient(l))
+		})
+		defer release()
+		res, err := f.Struct()
+		if err != nil {
+			return schema.Subscription{}, err
+		}
+		return res.Subscription().AddRef(), nil
+	}
+	var subs []schema.Subscription
+	for range server.MaxActionWatchersPerUser {
+		s, err := watch(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s)
+	}
+	if _, err := watch(ws); err == nil || !strings.Contains(err.Error(), "the most one user may hold") {
+		t.Fatalf("one subscription past the bound: %v", err)
+	}
+	bob, err := watch(h.login(t, h.token("bob")))
+	if err != nil {
+		t.Fatalf("another user's subscription: %v", err)
+	}
+	bob.Release()
+	subs[0].Release()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		s, err := watch(ws)
+		if err == nil {
+			s.Release()
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no room after releasing a subscription: %v", err)
+		}
+	}
+	for _, s := range subs[1:] {
+		s.Release()
+	}
+}

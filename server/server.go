@@ -57,6 +57,9 @@ type Server struct {
 	// quotaMu makes counting a user's gadgets and creating one atomic.
 	quotaMu sync.Mutex
 
+	watchersMu sync.Mutex
+	watchers   map[string]int // Workspace.watchActions subscriptions open, per user
+
 	stopSweep, sweepDone chan struct{} // for sweepShells
 }
 
@@ -95,6 +98,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		live:         make(map[string]*liveGadget),
 		storages:     make(map[string]map[*gadgetStorage]struct{}),
 		removing:     make(map[string]int),
+		watchers:     make(map[string]int),
 		stopSweep:    make(chan struct{}),
 		sweepDone:    make(chan struct{}),
 	}
