@@ -45,6 +45,11 @@ type Kind struct {
 	Methods map[string]Effect
 	// NewService builds the service the operator configured under name.
 	NewService func(name string, cfg ServiceConfig) (Service, error)
+	// Details renders, for the human deciding, everything an action of
+	// method with payload will do: the whole text of an issue or a
+	// comment, the body a request will send. The kernel bounds what it
+	// shows of it.
+	Details func(method string, payload []byte) string
 }
 
 // Schema is a kind's compiled schema, as Gadget.schema() gives a gadget's.
@@ -181,7 +186,7 @@ var nameSyntax = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 // and -, starting with a letter.
 func CheckName(name string) error {
 	if !nameSyntax.MatchString(name) {
-		return fmt.Errorf("name %q: want 1 to 63 of a-z, 0-9, _ and -, starting with a letter", clip(name))
+		return fmt.Errorf("name %q: want 1 to 63 of a-z, 0-9, _ and -, starting with a letter", Clip(name, maxEcho))
 	}
 	return nil
 }
@@ -210,14 +215,19 @@ func CheckRequests(rs []Request) error {
 	return nil
 }
 
-// clip bounds what an error repeats of its caller's input.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
+// Clip cuts s to at most n bytes, on a rune boundary.
+func Clip(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	return s[:max] + "…"
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
+
+// maxEcho bounds what an error repeats of its caller's input.
+const maxEcho = 64
 
 // Errors.
 var (

@@ -189,6 +189,10 @@ struct ActionInfo {
   doneAt @12 :Int64;
   outcome @13 :Text;
   # What applying it did, or why it failed.
+  details @14 :Text;
+  # Everything it will do, as its kind renders it for the human deciding:
+  # the whole text of an issue or a comment, the request a POST will send.
+  # Read it before approving: the description is one line.
 }
 
 struct ActionFilter {

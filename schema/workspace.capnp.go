@@ -4516,12 +4516,12 @@ type ActionInfo capnp.Struct
 const ActionInfo_TypeID = 0x9a9fb9763b7edd56
 
 func NewActionInfo(s *capnp.Segment) (ActionInfo, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 40, PointerCount: 9})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 40, PointerCount: 10})
 	return ActionInfo(st), err
 }
 
 func NewRootActionInfo(s *capnp.Segment) (ActionInfo, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 40, PointerCount: 9})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 40, PointerCount: 10})
 	return ActionInfo(st), err
 }
 
@@ -4759,12 +4759,30 @@ func (s ActionInfo) SetOutcome(v string) error {
 	return capnp.Struct(s).SetText(8, v)
 }
 
+func (s ActionInfo) Details() (string, error) {
+	p, err := capnp.Struct(s).Ptr(9)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasDetails() bool {
+	return capnp.Struct(s).HasPtr(9)
+}
+
+func (s ActionInfo) DetailsBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(9)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetDetails(v string) error {
+	return capnp.Struct(s).SetText(9, v)
+}
+
 // ActionInfo_List is a list of ActionInfo.
 type ActionInfo_List = capnp.StructList[ActionInfo]
 
 // NewActionInfo creates a new list of ActionInfo.
 func NewActionInfo_List(s *capnp.Segment, sz int32) (ActionInfo_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 40, PointerCount: 9}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 40, PointerCount: 10}, sz)
 	return capnp.StructList[ActionInfo](l), err
 }
 

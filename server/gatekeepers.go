@@ -249,7 +249,7 @@ func millis(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-func fillAction(dst schema.ActionInfo, a gatekeepers.Action) error {
+func fillAction(dst schema.ActionInfo, a gatekeepers.Action, details string) error {
 	dst.SetSeq(a.Seq)
 	dst.SetState(actionStates[a.State])
 	dst.SetCreatedAt(millis(a.CreatedAt))
@@ -265,6 +265,7 @@ func fillAction(dst schema.ActionInfo, a gatekeepers.Action) error {
 		func() error { return dst.SetDescription(a.Describe) },
 		func() error { return dst.SetDecidedBy(a.DecidedBy) },
 		func() error { return dst.SetOutcome(a.Outcome.Describe) },
+		func() error { return dst.SetDetails(details) },
 	} {
 		if err := set(); err != nil {
 			return err
@@ -301,7 +302,7 @@ func (w *workspace) Actions(ctx context.Context, call schema.Workspace_actions) 
 		return err
 	}
 	for i, a := range actions {
-		if err := fillAction(list.At(i), a); err != nil {
+		if err := fillAction(list.At(i), a, w.s.desk.Details(a)); err != nil {
 			return err
 		}
 	}
@@ -350,7 +351,7 @@ func (w *workspace) Decide(ctx context.Context, call schema.Workspace_decide) er
 		if err != nil {
 			return err
 		}
-		if err := fillAction(info, d.Action); err != nil {
+		if err := fillAction(info, d.Action, w.s.desk.Details(d.Action)); err != nil {
 			return err
 		}
 	}
@@ -440,7 +441,7 @@ func (f *actionFeed) changed(a gatekeepers.Action) {
 		if err != nil {
 			return err
 		}
-		return fillAction(info, a)
+		return fillAction(info, a, "") // watch events carry no payload: list the action for its details
 	})
 	defer release()
 	if _, err := fut.Struct(); err != nil {

@@ -216,20 +216,30 @@ func listActions(args []string, stdout, _ io.Writer) error {
 		if len(args) == 1 {
 			gadget = args[0]
 		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATE\tGADGET\tBINDING\tCREATED\tACTION\tOUTCOME")
+		// One block per action: its line, then, indented, everything it
+		// will do, which the one-line description does not say.
+		n := 0
 		err := actions(ctx, ws, gadget, states, func(a schema.ActionInfo) {
 			id, _ := a.Id()
 			g, _ := a.Gadget()
 			b, _ := a.Binding()
 			desc, _ := a.Description()
-			outcome, _ := a.Outcome()
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, a.State(), g, b, formatMillis(a.CreatedAt()), desc, outcome)
+			fmt.Fprintf(stdout, "%s  %s  gadget %s, binding %s, %s\n  %s\n", id, a.State(), g, b, formatMillis(a.CreatedAt()), desc)
+			if outcome, _ := a.Outcome(); outcome != "" {
+				fmt.Fprintf(stdout, "  outcome: %s\n", outcome)
+			}
+			if details, _ := a.Details(); details != "" {
+				for _, line := range strings.Split(details, "\n") {
+					fmt.Fprintf(stdout, "  | %s\n", line)
+				}
+			}
+			fmt.Fprintln(stdout)
+			n++
 		})
-		if err != nil {
-			return err
+		if err == nil && n == 0 {
+			fmt.Fprintln(stdout, "no actions")
 		}
-		return tw.Flush()
+		return err
 	})
 }
 

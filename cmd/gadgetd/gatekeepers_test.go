@@ -104,7 +104,12 @@ func (s *issuesServer) fileIssues(t *testing.T, gadgetID string, titles ...strin
 	issues := issuespb.Issues(session.Session())
 	var ids []string
 	for _, title := range titles {
-		f, release := issues.File(ctx, func(p issuespb.Issues_file_Params) error { return p.SetTitle(title) })
+		f, release := issues.File(ctx, func(p issuespb.Issues_file_Params) error {
+			if err := p.SetBody("The body of " + title + "."); err != nil {
+				return err
+			}
+			return p.SetTitle(title)
+		})
 		res, err := f.Struct()
 		if err != nil {
 			t.Fatalf("file %q: %v", title, err)
@@ -150,7 +155,8 @@ func TestTheIssuesFlowFromTheCLI(t *testing.T) {
 	}
 	ids := s.fileIssues(t, id, "Approve me", "Reject me")
 	out := s.run(t, "actions")
-	for _, want := range append(ids, "pending", "Approve me", "Reject me") {
+	// The whole text of what would be created, not only its title.
+	for _, want := range append(ids, "pending", "Approve me", "Reject me", "| The body of Approve me.") {
 		if !strings.Contains(out, want) {
 			t.Fatalf("actions does not show %q:\n%s", want, out)
 		}

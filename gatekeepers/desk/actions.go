@@ -27,6 +27,25 @@ func (d *Desk) Actions(ctx context.Context, owner string, f ActionFilter) ([]gat
 	return d.ledger.Actions(ctx, owner, f)
 }
 
+// MaxDetails bounds what Details shows of an action.
+const MaxDetails = 4 << 10 // a thousand actions stay within a message
+
+// Details is everything action a will do, as its kind renders it for the
+// human deciding: the whole text of an issue, the body of a request; ""
+// if its kind renders nothing, or a's payload is not at hand (watch events
+// carry none). It is cut at MaxDetails bytes, saying so.
+func (d *Desk) Details(a gatekeepers.Action) string {
+	k := d.kinds[a.Kind]
+	if k == nil || k.Details == nil || len(a.Payload) == 0 {
+		return ""
+	}
+	s := k.Details(a.Method, a.Payload)
+	if len(s) > MaxDetails {
+		s = gatekeepers.Clip(s, MaxDetails) + fmt.Sprintf("… (%d more bytes)", len(s)-MaxDetails)
+	}
+	return s
+}
+
 // Decide approves or rejects owner's actions ids, each on its own, on
 // behalf of user by, and writes each decision to the audit log.
 func (d *Desk) Decide(ctx context.Context, owner string, ids []string, approve bool, by string) ([]Decision, error) {

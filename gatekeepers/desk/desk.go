@@ -138,6 +138,9 @@ func Open(ctx context.Context, db *bolt.DB, kinds []gatekeepers.Kind, services [
 			}
 		}
 		slices.Sort(kd.actions)
+		if len(kd.actions) > 0 && k.Details == nil {
+			return nil, fmt.Errorf("kind %q has actions but no Details: the owner must see what an action will do before deciding", k.Name)
+		}
 		d.kinds[k.Name] = kd
 	}
 	for _, s := range services {
@@ -217,13 +220,7 @@ func (d *Desk) Schema(kindName string) (gatekeepers.Schema, error) {
 }
 
 // clip bounds what an error repeats of its caller's input.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
-}
+func clip(s string) string { return gatekeepers.Clip(s, 64) }
 
 // Bind binds the resource spec of service to g under name, on behalf of
 // user by, and returns the binding.

@@ -216,7 +216,11 @@ func TestAnActionWaitsForApprovalAndIsAppliedOnce(t *testing.T) {
 	if err != nil || id == "" {
 		t.Fatalf("send: %q, %v", id, err)
 	}
-	waitState(t, f.desk, "alice", id, gatekeepers.Pending)
+	pending := waitState(t, f.desk, "alice", id, gatekeepers.Pending)
+	// The approver sees the whole request, body included.
+	if got := f.desk.Details(pending); !strings.Contains(got, "POST ") || !strings.Contains(got, "/api/items") || !strings.HasSuffix(got, "\nx") {
+		t.Fatalf("the action's details: %q", got)
+	}
 	time.Sleep(100 * time.Millisecond)
 	if n := f.site.posts.Load(); n != 0 {
 		t.Fatalf("the site saw %d posts before approval", n)
@@ -341,7 +345,8 @@ func TestABindingGrantsOnlyWhatItsServiceAllows(t *testing.T) {
 
 // TestAMethodWithoutADeclaredEffectIsRefusedAtOpen: a kind must declare
 // every method of its interface an observation or an action, and only
-// those: a desk with a kind that does not will not open.
+// those, and a kind with actions must render their details for the human
+// deciding: a desk with a kind that does not will not open.
 func TestAMethodWithoutADeclaredEffectIsRefusedAtOpen(t *testing.T) {
 	db, err := bolt.Open(filepath.Join(t.TempDir(), "gadgetd.db"), 0o600, nil)
 	if err != nil {
@@ -349,15 +354,16 @@ func TestAMethodWithoutADeclaredEffectIsRefusedAtOpen(t *testing.T) {
 	}
 	defer db.Close()
 	for _, tc := range []struct {
-		edit func(map[string]gatekeepers.Effect)
+		edit func(*gatekeepers.Kind)
 		want string
 	}{
-		{func(m map[string]gatekeepers.Effect) { delete(m, "send") }, `method "send" has no declared effect`},
-		{func(m map[string]gatekeepers.Effect) { delete(m, "describe") }, `method "describe" has no declared effect`},
-		{func(m map[string]gatekeepers.Effect) { m["fly"] = gatekeepers.Act }, "does not have: fly"},
+		{func(k *gatekeepers.Kind) { delete(k.Methods, "send") }, `method "send" has no declared effect`},
+		{func(k *gatekeepers.Kind) { delete(k.Methods, "describe") }, `method "describe" has no declared effect`},
+		{func(k *gatekeepers.Kind) { k.Methods["fly"] = gatekeepers.Act }, "does not have: fly"},
+		{func(k *gatekeepers.Kind) { k.Details = nil }, "has actions but no Details"},
 	} {
 		k := gkhttp.Kind()
-		tc.edit(k.Methods)
+		tc.edit(&k)
 		_, err := desk.Open(context.Background(), db, []gatekeepers.Kind{k}, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Open: %v, want an error containing %q", err, tc.want)

@@ -64,7 +64,25 @@ func Kind(opts ...Option) gatekeepers.Kind {
 			}
 			return s, nil
 		},
+		Details: details,
 	}
+}
+
+// details shows an action's whole text: an issue's title, labels and body,
+// or a comment's issue and body.
+func details(_ string, raw []byte) string {
+	p, err := decodePayload(gatekeepers.Action{Payload: raw})
+	if err != nil {
+		return err.Error()
+	}
+	if p.Op == opAddComment {
+		return fmt.Sprintf("comment on #%d:\n\n%s", p.Number, p.Body)
+	}
+	d := "title: " + p.Title
+	if len(p.Labels) > 0 {
+		d += "\nlabels: " + strings.Join(p.Labels, ", ")
+	}
+	return d + "\n\n" + p.Body
 }
 
 // Service is one configured github service.

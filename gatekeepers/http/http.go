@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"capnproto.org/go/capnp/v3"
 
@@ -60,7 +61,33 @@ func Kind(opts ...Option) gatekeepers.Kind {
 			}
 			return s, nil
 		},
+		Details: details,
 	}
+}
+
+// details shows the request an action will send: its method, URL and
+// headers, and its body as text, or its size when it is not text.
+func details(_ string, raw []byte) string {
+	var r request
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return "the request does not decode: " + err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", r.Method, displayURL(r.URL))
+	for _, name := range slices.Sorted(maps.Keys(r.Header)) {
+		for _, v := range r.Header[name] {
+			fmt.Fprintf(&b, "%s: %s\n", name, v)
+		}
+	}
+	switch {
+	case len(r.Body) == 0:
+	case utf8.Valid(r.Body):
+		b.WriteString("\n")
+		b.Write(r.Body)
+	default:
+		fmt.Fprintf(&b, "\n(%d bytes, not text)", len(r.Body))
+	}
+	return b.String()
 }
 
 // Service is one configured http service.

@@ -63,9 +63,12 @@ func TestAUserBindsARepositoryAndApprovesTheIssueTheGadgetFiles(t *testing.T) {
 	frame = openGadget(t, tab, frame)
 	waitIn(t, frame, "the repository's issue", frameTexts("#issues .title")+` === "It was already broken"`)
 	typeInto(t, frame, "#title", "Crash on start")
+	typeInto(t, frame, "#body", "It crashes <b>at once</b>.")
 	click(t, frame, "#submit")
 	waitIn(t, frame, "the pending issue in the gadget's list", `document.querySelector("#issues li.pending .title")?.textContent === "Crash on start"`)
 	waitIn(t, tab, "the action waiting in the panel", `document.querySelector(".gatekeepers .action .what")?.textContent.includes("Crash on start")`)
+	// The approver sees the whole issue, as text, before deciding.
+	waitIn(t, tab, "the issue's body in the action's details", `document.querySelector(".gatekeepers .action .details")?.textContent.includes("It crashes <b>at once</b>.")`)
 	if w := gh.Writes(); w != 0 {
 		t.Fatalf("GitHub saw %d writes before approval", w)
 	}

@@ -176,9 +176,12 @@ export class GatekeepersPanel {
   renderPending(actions) {
     const h = this.h;
     const inDoubt = schema.workspace.ActionState.IN_DOUBT;
+    // Each shows everything it will do (its details: the whole text of an
+    // issue, a request's body), not only its one-line description.
     const rows = actions.map((a) =>
       h("li", { class: "action", "data-id": a.id },
-        h("span", { class: "what" }, this.cutText(a.description)),
+        h("span", { class: "what" }, this.cutText(a.description),
+          a.details ? h("pre", { class: "details" }, this.cutText(a.details)) : null),
         a.state === inDoubt ? h("span", { class: "doubt", title: "The server stopped while applying it; approve to try again" }, "in doubt") : null,
         h("button", { type: "button", class: "approve", onclick: () => this.decide([a.id], true) }, a.state === inDoubt ? "Retry" : "Approve"),
         h("button", { type: "button", class: "reject danger", onclick: () => this.decide([a.id], false) }, "Reject")));

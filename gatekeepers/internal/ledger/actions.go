@@ -77,13 +77,13 @@ func stateName(s gatekeepers.ActionState) string {
 // the payload is too large. Describe is cut to 1 KiB.
 func (l *Ledger) Queue(ctx context.Context, a gatekeepers.Action) (gatekeepers.Action, error) {
 	if a.Method == "" || len(a.Method) > maxName {
-		return gatekeepers.Action{}, fmt.Errorf("queue: %w method %q", ErrInvalid, clip(a.Method, maxName))
+		return gatekeepers.Action{}, fmt.Errorf("queue: %w method %q", ErrInvalid, gatekeepers.Clip(a.Method, maxName))
 	}
 	if len(a.Payload) > l.cfg.maxPayload {
 		return gatekeepers.Action{}, fmt.Errorf("queue: payload of %d bytes: %w (at most %d)", len(a.Payload), ErrLimit, l.cfg.maxPayload)
 	}
-	a.Describe = clip(a.Describe, maxText)
-	a.UserID = clip(a.UserID, maxName)
+	a.Describe = gatekeepers.Clip(a.Describe, maxText)
+	a.UserID = gatekeepers.Clip(a.UserID, maxName)
 	err := l.update(ctx, func(w *writeTx) error {
 		b, err := getBinding(w.Tx, a.GadgetID, a.Binding)
 		if err != nil {
@@ -250,10 +250,10 @@ func (l *Ledger) Begin(ctx context.Context, id string) (gatekeepers.Action, erro
 // 1 KiB, and a Result larger than the payload bound is not kept (Describe
 // says so). The owner's audit log gets the outcome in the same transaction.
 func (l *Ledger) Finish(ctx context.Context, id string, o gatekeepers.Outcome, failed bool) error {
-	o.Describe = clip(o.Describe, maxText)
+	o.Describe = gatekeepers.Clip(o.Describe, maxText)
 	if len(o.Result) > l.cfg.maxPayload {
 		o.Result = nil
-		o.Describe = clip(o.Describe+" (result too large to keep)", maxText)
+		o.Describe = gatekeepers.Clip(o.Describe+" (result too large to keep)", maxText)
 	}
 	state := gatekeepers.Applied
 	if failed {
@@ -272,7 +272,7 @@ func (l *Ledger) Resume(ctx context.Context, id string) error {
 // tell whether its real call took effect. why says so for humans. It holds
 // its binding's queue until someone decides it again.
 func (l *Ledger) Doubt(ctx context.Context, id, why string) error {
-	return l.settle(ctx, id, gatekeepers.InDoubt, gatekeepers.Outcome{Describe: clip(why, maxText)})
+	return l.settle(ctx, id, gatekeepers.InDoubt, gatekeepers.Outcome{Describe: gatekeepers.Clip(why, maxText)})
 }
 
 // settle moves action id from Applying to state, with outcome o, and, for a
@@ -400,7 +400,7 @@ func loadByID(tx *bolt.Tx, id string) (gatekeepers.Action, error) {
 func loadOwned(tx *bolt.Tx, ownerID, id string) (gatekeepers.Action, error) {
 	var ref actionRef
 	if id == "" || getJSON(tx.Bucket(bucketIDs), []byte(id), &ref) != nil || ownerID != "" && ref.Owner != ownerID {
-		return gatekeepers.Action{}, fmt.Errorf("action %s: %w", clip(id, maxName), ErrNotFound)
+		return gatekeepers.Action{}, fmt.Errorf("action %s: %w", gatekeepers.Clip(id, maxName), ErrNotFound)
 	}
 	return loadAction(tx, ref.Owner, u64(ref.Seq))
 }

@@ -135,7 +135,7 @@ func (ap *Applier) settle(ctx context.Context, a gatekeepers.Action) error {
 	applied, o, ok, err := ap.callReconcile(ctx, a)
 	switch {
 	case err != nil:
-		return ap.l.Doubt(ctx, a.ID, clip("could not tell whether it was applied: "+err.Error(), maxErrorText))
+		return ap.l.Doubt(ctx, a.ID, gatekeepers.Clip("could not tell whether it was applied: "+err.Error(), maxErrorText))
 	case !ok:
 		return ap.l.Doubt(ctx, a.ID, "the service cannot tell whether it was applied before the server stopped")
 	case applied:
@@ -238,7 +238,7 @@ func (ap *Applier) applyHead(q queueKey) bool {
 		return false
 	}
 	if err != nil {
-		o = gatekeepers.Outcome{Describe: clip(err.Error(), maxErrorText)}
+		o = gatekeepers.Outcome{Describe: gatekeepers.Clip(err.Error(), maxErrorText)}
 	}
 	// The outcome is recorded even if Close is waiting: it happened.
 	return ap.l.Finish(context.WithoutCancel(ctx), a.ID, o, err != nil) == nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -60,7 +59,7 @@ func (w *writeTx) record(e Entry) error {
 		e.Time = w.l.now()
 	}
 	for _, s := range []*string{&e.GadgetID, &e.UserID, &e.Binding, &e.Kind, &e.Method, &e.Describe, &e.Outcome, &e.ActionID} {
-		*s = clip(*s, maxText)
+		*s = gatekeepers.Clip(*s, maxText)
 	}
 	if err := putJSON(audit, u64(e.Seq), e); err != nil {
 		return err
@@ -106,15 +105,4 @@ func (l *Ledger) Audit(ctx context.Context, ownerID string, f AuditFilter) ([]En
 		return nil
 	})
 	return es, err
-}
-
-// clip cuts s to at most n bytes, on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

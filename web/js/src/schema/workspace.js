@@ -1633,7 +1633,7 @@ class ActionInfo extends $.Struct {
   static _capnp = {
     displayName: "ActionInfo",
     id: "9a9fb9763b7edd56",
-    size: new $.ObjectSize(40, 9)
+    size: new $.ObjectSize(40, 10)
   };
   get id() {
     return $.utils.getText(0, this);
@@ -1722,6 +1722,18 @@ class ActionInfo extends $.Struct {
   }
   set outcome(value) {
     $.utils.setText(8, value, this);
+  }
+  /**
+  * Everything it will do, as its kind renders it for the human deciding:
+  * the whole text of an issue or a comment, the request a POST will send.
+  * Read it before approving: the description is one line.
+  *
+  */
+  get details() {
+    return $.utils.getText(9, this);
+  }
+  set details(value) {
+    $.utils.setText(9, value, this);
   }
   toString() {
     return "ActionInfo_" + super.toString();
