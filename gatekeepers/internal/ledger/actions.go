@@ -411,7 +411,7 @@ func (w *writeTx) owner(ownerID string) (*bolt.Bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range [][]byte{keyActions, keyDone, keyAudit} {
+	for _, k := range [][]byte{keyActions, keyDone, keyAudit, keyAuditActs} {
 		if _, err := owner.CreateBucketIfNotExists(k); err != nil {
 			return nil, err
 		}

@@ -37,8 +37,10 @@ type AuditFilter struct {
 }
 
 // Record appends e to its owner's audit log, setting Seq, and Time if zero.
-// Every text field is cut to 1 KiB on a rune boundary. Past the bound on
-// entries, the owner's oldest entries are dropped.
+// Every text field is cut to 1 KiB on a rune boundary. Entries about an
+// action (ActionID set) and the others (reads) are bounded apart: past the
+// bound, the owner's oldest entry of the same sort is dropped, so that
+// reads, however many, never push out the record of an action.
 func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	if e.OwnerID == "" {
 		return fmt.Errorf("record: %w entry: no owner", ErrInvalid)
@@ -51,8 +53,9 @@ func (w *writeTx) record(e Entry) error {
 	if err != nil {
 		return err
 	}
-	audit := owner.Bucket(keyAudit)
-	if e.Seq, err = audit.NextSequence(); err != nil {
+	// The reads' bucket numbers every entry, so that the two sorts
+	// interleave in one order.
+	if e.Seq, err = owner.Bucket(keyAudit).NextSequence(); err != nil {
 		return err
 	}
 	if e.Time.IsZero() {
@@ -61,18 +64,23 @@ func (w *writeTx) record(e Entry) error {
 	for _, s := range []*string{&e.GadgetID, &e.UserID, &e.Binding, &e.Kind, &e.Method, &e.Describe, &e.Outcome, &e.ActionID} {
 		*s = gatekeepers.Clip(*s, maxText)
 	}
-	if err := putJSON(audit, u64(e.Seq), e); err != nil {
+	bucket, countKey := keyAudit, keyAuditN
+	if e.ActionID != "" {
+		bucket, countKey = keyAuditActs, keyAuditActsN
+	}
+	b := owner.Bucket(bucket)
+	if err := putJSON(b, u64(e.Seq), e); err != nil {
 		return err
 	}
-	// Seqs are never reused and only the oldest are dropped, so the log
-	// holds exactly the entries from its first key to e.Seq.
-	c := audit.Cursor()
-	for k, _ := c.First(); k != nil && e.Seq-readU64(k)+1 > uint64(w.l.cfg.maxAudit); k, _ = c.First() {
+	n := readU64(owner.Get(countKey)) + 1
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && n > uint64(w.l.cfg.maxAudit); k, _ = c.First() {
 		if err := c.Delete(); err != nil {
 			return err
 		}
+		n--
 	}
-	return nil
+	return owner.Put(countKey, u64(n))
 }
 
 // Audit returns the owner's audit entries that f selects, newest first.
@@ -84,25 +92,47 @@ func (l *Ledger) Audit(ctx context.Context, ownerID string, f AuditFilter) ([]En
 		if owner == nil {
 			return nil
 		}
-		c := owner.Bucket(keyAudit).Cursor()
-		var k, v []byte
-		if f.BeforeSeq == 0 {
-			k, v = c.Last()
-		} else if at, _ := c.Seek(u64(f.BeforeSeq)); at == nil {
-			k, v = c.Last() // every entry is before it
-		} else {
-			k, v = c.Prev()
-		}
-		for ; k != nil && len(es) < limit; k, v = c.Prev() {
+		// Newest first, from both sorts of entries: at each step, the
+		// later of the two cursors' entries.
+		reads, acts := newestFirst(owner.Bucket(keyAudit), f.BeforeSeq), newestFirst(owner.Bucket(keyAuditActs), f.BeforeSeq)
+		for len(es) < limit {
+			next := reads
+			if acts.k != nil && (reads.k == nil || readU64(acts.k) > readU64(reads.k)) {
+				next = acts
+			}
+			if next.k == nil {
+				break
+			}
 			var e Entry
-			if err := json.Unmarshal(v, &e); err != nil {
+			if err := json.Unmarshal(next.v, &e); err != nil {
 				return err
 			}
 			if f.GadgetID == "" || e.GadgetID == f.GadgetID {
 				es = append(es, e)
 			}
+			next.k, next.v = next.c.Prev()
 		}
 		return nil
 	})
 	return es, err
+}
+
+// backCursor walks a bucket of entries from the newest back.
+type backCursor struct {
+	c    *bolt.Cursor
+	k, v []byte
+}
+
+// newestFirst is a backCursor of b at its newest entry before seq (0:
+// the newest of all).
+func newestFirst(b *bolt.Bucket, seq uint64) *backCursor {
+	bc := &backCursor{c: b.Cursor()}
+	if seq == 0 {
+		bc.k, bc.v = bc.c.Last()
+	} else if at, _ := bc.c.Seek(u64(seq)); at == nil {
+		bc.k, bc.v = bc.c.Last() // every entry is before it
+	} else {
+		bc.k, bc.v = bc.c.Prev()
+	}
+	return bc
 }

@@ -9,7 +9,9 @@ package ledger
 //	    "actions" / seq -> gatekeepers.Action   (bucket sequence: the owner's action Seq)
 //	    "done"    / n -> seq of a finished action, in the order they finished
 //	              (bucket sequence numbers them; the oldest is dropped first)
-//	    "audit"   / seq -> Entry                (bucket sequence: Entry.Seq)
+//	    "audit"   / seq -> Entry, a read        (bucket sequence: Entry.Seq, of both kinds)
+//	    "auditacts" / seq -> Entry about an action (ActionID set)
+//	    "auditn", "auditactsn" -> uint64 BE: how many entries each holds
 //	    "open"    -> uint64 BE: how many of the owner's actions are open
 //	}
 //	"gkids"      action id -> actionRef (which owner, which seq)
@@ -47,7 +49,13 @@ var (
 	keyActions = []byte("actions")
 	keyDone    = []byte("done")
 	keyAudit   = []byte("audit")
-	keyOpen    = []byte("open")
+	// Entries about actions are kept apart from reads, each bounded on its
+	// own, so that a gadget's reads cannot push the record of an action
+	// out of the log.
+	keyAuditActs  = []byte("auditacts")
+	keyAuditN     = []byte("auditn")
+	keyAuditActsN = []byte("auditactsn")
+	keyOpen       = []byte("open")
 )
 
 // Errors, tested with errors.Is. The first three are the store's own, so

@@ -393,3 +393,48 @@ func TestRebindWaitsForThePreviousBindingsApplyingAction(t *testing.T) {
 	}
 	bind(t, l, "g1", "alice", "web")
 }
+
+// An outside attacker's gadget pushed the record of its own action out of
+// the audit log by reading 10,000 times. Entries about actions and reads
+// are bounded apart: reads, however many, drop only older reads, and the
+// action's entries stay, in their place among the newest reads.
+func TestReadsCannotPushAnActionsEntriesOutOfTheAuditLog(t *testing.T) {
+	l := newLedger(t, WithMaxAuditEntries(5))
+	for _, outcome := range []string{"queued for approval", "approved"} {
+		if err := l.Record(ctx, Entry{OwnerID: "alice", GadgetID: "g1", ActionID: "a1", Outcome: outcome}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 20 {
+		if err := l.Record(ctx, Entry{OwnerID: "alice", GadgetID: "g2", Describe: fmt.Sprint("read ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := l.Audit(ctx, "alice", AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range es {
+		got = append(got, e.Describe+e.Outcome)
+	}
+	want := []string{"read 19", "read 18", "read 17", "read 16", "read 15", "approved", "queued for approval"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("audit = %q, want %q", got, want)
+	}
+	// Paging walks both, newest first.
+	page, _ := l.Audit(ctx, "alice", AuditFilter{BeforeSeq: es[4].Seq, Limit: 1})
+	if len(page) != 1 || page[0].Outcome != "approved" {
+		t.Fatalf("the page before the oldest read kept: %+v", page)
+	}
+	// Entries about actions are bounded too.
+	for i := range 10 {
+		if err := l.Record(ctx, Entry{OwnerID: "alice", ActionID: fmt.Sprint("b", i), Outcome: "queued"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, _ = l.Audit(ctx, "alice", AuditFilter{Limit: 100})
+	if len(es) != 10 {
+		t.Fatalf("%d entries kept, want 5 reads and 5 about actions", len(es))
+	}
+}
