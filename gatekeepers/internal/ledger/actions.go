@@ -428,6 +428,12 @@ func (w *writeTx) saveAction(from gatekeepers.ActionState, a gatekeepers.Action)
 	if err != nil {
 		return err
 	}
+	if !isOpen(a.State) {
+		// Done with: nothing will make its real call again. Up to
+		// WithMaxFinishedActions of them are kept, and their payloads (up
+		// to WithMaxPayload each) would hold gigabytes of a workspace's.
+		a.Payload = nil
+	}
 	seq := u64(a.Seq)
 	if err := putJSON(owner.Bucket(keyActions), seq, a); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -436,5 +437,27 @@ func TestReadsCannotPushAnActionsEntriesOutOfTheAuditLog(t *testing.T) {
 	es, _ = l.Audit(ctx, "alice", AuditFilter{Limit: 100})
 	if len(es) != 10 {
 		t.Fatalf("%d entries kept, want 5 reads and 5 about actions", len(es))
+	}
+}
+
+// An outside attacker grew one workspace's database to 3 GB with rejected
+// actions of 190 KB each, kept with their payloads. A finished action
+// keeps none: nothing will make its real call again.
+func TestAFinishedActionKeepsNoPayload(t *testing.T) {
+	l := newLedger(t)
+	bind(t, l, "g1", "alice", "repo")
+	big := bytes.Repeat([]byte("x"), 100<<10)
+	a, err := l.Queue(ctx, gatekeepers.Action{GadgetID: "g1", OwnerID: "alice", Binding: "repo", Method: "createIssue", Payload: big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := l.Action(ctx, "alice", a.ID); len(got.Payload) != len(big) {
+		t.Fatalf("a pending action keeps %d bytes of payload, want all %d", len(got.Payload), len(big))
+	}
+	if _, err := l.Decide(ctx, "alice", []string{a.ID}, false, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := l.Action(ctx, "alice", a.ID); got.State != gatekeepers.Rejected || len(got.Payload) != 0 {
+		t.Fatalf("a rejected action: %v with %d bytes of payload", got.State, len(got.Payload))
 	}
 }
