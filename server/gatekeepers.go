@@ -17,23 +17,9 @@ import (
 	"github.com/gadgetd/gadgetd/schema"
 )
 
-// Bounds of the answers of Workspace.actions and Workspace.audit, and of a
-// decide's ids: each answer stays far below the message limit.
-const (
-	defaultListAnswer = 100
-	maxListAnswer     = 1000
-	maxDecideIDs      = 1000
-)
-
-func listLimit(n uint32) int {
-	switch {
-	case n == 0:
-		return defaultListAnswer
-	case n > maxListAnswer:
-		return maxListAnswer
-	}
-	return int(n)
-}
+// maxDecideIDs bounds one decide's ids. (The ledger bounds the answers of
+// Workspace.actions and Workspace.audit: 100 by default, at most 1000.)
+const maxDecideIDs = 1000
 
 func (h *host) Gatekeeper(ctx context.Context, call schema.Host_gatekeeper) error {
 	name, err := call.Args().Name()
@@ -279,7 +265,7 @@ func (w *workspace) Actions(ctx context.Context, call schema.Workspace_actions) 
 	if err != nil {
 		return err
 	}
-	filter := desk.ActionFilter{AfterSeq: f.AfterSeq(), Limit: listLimit(f.Limit())}
+	filter := desk.ActionFilter{AfterSeq: f.AfterSeq(), Limit: int(f.Limit())}
 	filter.GadgetID, _ = f.Gadget()
 	states, _ := f.States()
 	for i := 0; i < states.Len(); i++ {
@@ -363,7 +349,7 @@ func (w *workspace) Audit(ctx context.Context, call schema.Workspace_audit) erro
 	if err != nil {
 		return err
 	}
-	filter := desk.AuditFilter{BeforeSeq: f.BeforeSeq(), Limit: listLimit(f.Limit())}
+	filter := desk.AuditFilter{BeforeSeq: f.BeforeSeq(), Limit: int(f.Limit())}
 	filter.GadgetID, _ = f.Gadget()
 	entries, err := w.s.desk.Audit(ctx, w.user.ID, filter)
 	if err != nil {

@@ -11,11 +11,12 @@ package desk
 // goroutines (ledger.Applier) and calls apply and reconcile from them.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 
 	"capnproto.org/go/capnp/v3"
@@ -182,12 +183,7 @@ func (d *Desk) Close(ctx context.Context) error {
 }
 
 func (d *Desk) kindNames() string {
-	names := make([]string, 0, len(d.kinds))
-	for n := range d.kinds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return fmt.Sprint(names)
+	return fmt.Sprint(slices.Sorted(maps.Keys(d.kinds)))
 }
 
 // Services lists the configured services, by name.
@@ -196,18 +192,8 @@ func (d *Desk) Services() []ServiceInfo {
 	for _, s := range d.services {
 		out = append(out, ServiceInfo{Name: s.name, Kind: s.kind.Name, Description: s.description, Actions: s.kind.actions})
 	}
-	slices.SortFunc(out, func(a, b ServiceInfo) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b ServiceInfo) int { return cmp.Compare(a.Name, b.Name) })
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Schema returns the schema of the kind named kindName.

@@ -20,6 +20,7 @@ export class GatekeepersPanel {
   constructor(el, { id, blueprint, workspace, gadgetCap, h, errorText, cutText }) {
     Object.assign(this, { el, id, blueprint, workspace, gadgetCap, h, errorText, cutText });
     this.closed = false;
+    this.fixed = null; // see fixedParts
     this.subscription = null;
     this.redrawing = false;
   }
@@ -58,6 +59,19 @@ export class GatekeepersPanel {
     }
   }
 
+  // fixedParts is what cannot change while the panel is open (the
+  // configured services, the bindings the blueprint asks for): asked once,
+  // and again only if asking failed, not on every redraw.
+  fixedParts() {
+    this.fixed ??= this.workspace().then(async (ws) => {
+      const [services, blueprints] = await Promise.all([ws.services().promise(), ws.blueprints().promise()]);
+      const requested = [...blueprints.blueprints].find((b) => b.name === this.blueprint)?.bindings ?? [];
+      return { services: [...services.services], requested: [...requested] };
+    });
+    this.fixed.catch(() => { this.fixed = null; });
+    return this.fixed;
+  }
+
   draw() {
     if (this.redrawing || this.closed) {
       return;
@@ -78,10 +92,9 @@ export class GatekeepersPanel {
     try {
       const ws = await this.workspace();
       const gadget = await this.gadgetCap(this.id);
-      const [bindings, services, blueprints, pending, audit] = await Promise.all([
+      const [fixed, bindings, pending, audit] = await Promise.all([
+        this.fixedParts(),
         gadget.bindings().promise(),
-        ws.services().promise(),
-        ws.blueprints().promise(),
         ws.actions((p) => {
           const f = p._initFilter();
           f.gadget = this.id;
@@ -96,9 +109,8 @@ export class GatekeepersPanel {
         }).promise(),
       ]);
       await release(gadget);
-      const requested = [...blueprints.blueprints].find((b) => b.name === this.blueprint)?.bindings ?? [];
       parts = [
-        this.renderBindings([...bindings.bindings], [...services.services], [...requested]),
+        this.renderBindings([...bindings.bindings], fixed.services, fixed.requested),
         this.renderPending([...pending.actions]),
         this.renderAudit([...audit.entries]),
       ];
