@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +18,8 @@ import (
 	"github.com/gadgetd/gadgetd/schema"
 )
 
-// benchCalls runs call b.N times after a warm-up and reports p50 and p99.
+// benchCalls runs call b.N times after a warm-up and reports p50 and p99,
+// and the calls a second one caller makes.
 func benchCalls(b *testing.B, call func(context.Context) error) {
 	ctx := context.Background()
 	for range 100 { // warm up: instance, connection, allocator
@@ -34,7 +38,47 @@ func benchCalls(b *testing.B, call func(context.Context) error) {
 	}
 	b.StopTimer()
 	rec.Report(b)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 }
+
+// benchConcurrentCalls runs b.N calls in all, as many at once as there are
+// callers (each caller makes one call at a time), after a warm-up of each,
+// and reports the calls a second all of them together make.
+func benchConcurrentCalls(b *testing.B, callers []func(context.Context) error) {
+	ctx := context.Background()
+	for _, call := range callers {
+		for range 10 {
+			if err := call(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var (
+		started  atomic.Int64
+		wg       sync.WaitGroup
+		firstErr atomic.Pointer[error]
+	)
+	b.ResetTimer()
+	for _, call := range callers {
+		wg.Go(func() {
+			for started.Add(1) <= int64(b.N) {
+				if err := call(ctx); err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if err := firstErr.Load(); err != nil {
+		b.Fatal(*err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// inFlight is how many calls the concurrent benchmarks keep in flight.
+const inFlight = 64
 
 // BenchmarkFullStackCounterCall: Go client -> loopback TCP -> server ->
 // wasm counter guest (storage read and write, one transaction) -> back.
@@ -51,11 +95,33 @@ func BenchmarkFullStackCounterCall(b *testing.B) {
 // BenchmarkBareEchoTCP is the baseline: the same Counter interface served by
 // plain Go over plain go-capnp on loopback TCP, no sandbox, no storage.
 func BenchmarkBareEchoTCP(b *testing.B) {
+	counter := bareEcho(b)
+	benchCalls(b, func(ctx context.Context) error {
+		_, err := countertest.Increment(ctx, counter)
+		return err
+	})
+}
+
+// BenchmarkBareEcho64InFlight is the baseline of
+// BenchmarkFullStackGets64InFlight: the bare echo with 64 calls in flight on
+// one connection to one object.
+func BenchmarkBareEcho64InFlight(b *testing.B) {
+	counter := bareEcho(b)
+	call := func(ctx context.Context) error {
+		_, err := countertest.Increment(ctx, counter)
+		return err
+	}
+	benchConcurrentCalls(b, repeat(call, inFlight))
+}
+
+// bareEcho serves a plain Go Counter over plain go-capnp on loopback TCP
+// and returns a client of it, closed when b ends.
+func bareEcho(b *testing.B) counterpb.Counter {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ln.Close()
+	b.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			nc, err := ln.Accept()
@@ -71,13 +137,49 @@ func BenchmarkBareEchoTCP(b *testing.B) {
 		b.Fatal(err)
 	}
 	conn := rpc.NewConn(rpc.NewStreamTransport(nc), nil)
-	defer conn.Close()
 	counter := counterpb.Counter(conn.Bootstrap(context.Background()))
-	defer counter.Release()
-	benchCalls(b, func(ctx context.Context) error {
-		_, err := countertest.Increment(ctx, counter)
+	b.Cleanup(func() { counter.Release(); conn.Close() })
+	return counter
+}
+
+func repeat[T any](v T, n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// BenchmarkFullStackWrites64Gadgets: 64 users, each on a connection of its
+// own, each incrementing a counter gadget of its own, one call at a time:
+// the writes a second the server acknowledges as durable, against
+// BenchmarkFullStackCounterCall's one client.
+func BenchmarkFullStackWrites64Gadgets(b *testing.B) {
+	h := start(b, b.TempDir())
+	callers := make([]func(context.Context) error, inFlight)
+	for i := range callers {
+		g, _ := create(b, h.login(b, h.token(fmt.Sprintf("bench%d", i))), "counter")
+		counter := session(b, g)
+		callers[i] = func(ctx context.Context) error {
+			_, err := countertest.Increment(ctx, counter)
+			return err
+		}
+	}
+	benchConcurrentCalls(b, callers)
+}
+
+// BenchmarkFullStackGets64InFlight: 64 read calls in flight on one
+// connection to one gadget, as BenchmarkBareEcho64InFlight does to a plain
+// object.
+func BenchmarkFullStackGets64InFlight(b *testing.B) {
+	h := start(b, b.TempDir())
+	g, _ := create(b, h.login(b, h.token("bench")), "counter")
+	counter := session(b, g)
+	call := func(ctx context.Context) error {
+		_, err := countertest.Get(ctx, counter)
 		return err
-	})
+	}
+	benchConcurrentCalls(b, repeat(call, inFlight))
 }
 
 // BenchmarkFullStackCounterGet is the full stack without a durable write:
