@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/server"
 
 	"github.com/gadgetd/gadgetd/internal/frame"
 	"github.com/gadgetd/gadgetd/schema"
@@ -19,7 +20,7 @@ import (
 var (
 	// exports holds the objects the guest lent the host, by index. Index 0
 	// is the main object. Indices are never reused.
-	exports    = map[uint32]capnp.Client{}
+	exports    = map[uint32]*export{}
 	nextExport = uint32(1)
 
 	// The host's limits are enforced host-side; these keep a confused
@@ -33,7 +34,7 @@ func Serve(main schema.Guest_Server) {
 	if _, ok := exports[0]; ok {
 		panic("guest: Serve called twice")
 	}
-	exports[0] = capnp.Client(schema.Guest_ServerToClient(main))
+	exports[0] = &export{client: capnp.Client(schema.Guest_ServerToClient(main))}
 }
 
 // Host returns the capability the host lends every gadget (storage,
@@ -90,9 +91,9 @@ func deliver(b []byte) []byte {
 		return dispatch(f)
 	case abi.Frame_Which_release:
 		if i := f.Release(); i != 0 {
-			if c, ok := exports[i]; ok {
+			if e, ok := exports[i]; ok {
 				delete(exports, i)
-				c.Release()
+				e.client.Release()
 				// go-capnp runs a server's Shutdown on a goroutine of its
 				// own, and goroutines run only while the guest is inside
 				// an export: yield, so that it runs now (a watch's handle
@@ -136,20 +137,52 @@ func dispatch(f abi.Frame) []byte {
 		return exceptionFrame(err)
 	}
 	defer r.out.Message().Release()
-	target.RecvCall(context.Background(), capnp.Recv{
+	err = target.call(context.Background(), capnp.Recv{
 		Method:      capnp.Method{InterfaceID: call.InterfaceId(), MethodID: call.MethodId()},
 		Args:        content,
 		ReleaseArgs: func() {},
 		Returner:    r,
 	})
-	<-r.done
-	if r.err != nil {
-		return exceptionFrame(r.err)
+	if err != nil {
+		return exceptionFrame(err)
 	}
 	if err := frame.Describe(r.ret, describe); err != nil {
 		return exceptionFrame(err)
 	}
 	return encode(r.out)
+}
+
+// export is one object the guest lent the host.
+type export struct {
+	client capnp.Client
+	// methods is client's server method table, looked up at the first
+	// call (looked); direct says there is one, so calls skip go-capnp's
+	// queue (direct.go).
+	methods        []server.Method
+	looked, direct bool
+}
+
+// call runs one call on the export and returns the method's error; the
+// results are in r's Returner.
+func (e *export) call(ctx context.Context, r capnp.Recv) error {
+	if !e.looked {
+		e.methods, e.direct = serverMethods(e.client)
+		e.looked = true
+	}
+	if !e.direct {
+		// go-capnp's queued path: the call runs on the server's
+		// goroutine, which closes done when it returns.
+		ret := r.Returner.(*frameReturner)
+		ret.done = make(chan struct{})
+		e.client.RecvCall(ctx, r)
+		<-ret.done
+		return ret.err
+	}
+	m := findMethod(e.methods, r.Method)
+	if m == nil {
+		return capnp.Unimplemented("unimplemented") // as server.Server answers
+	}
+	return m.Impl(ctx, newCall(ctx, m, r))
 }
 
 // frameReturner is the capnp.Returner of a call delivered into the guest: it
@@ -158,7 +191,7 @@ type frameReturner struct {
 	out  abi.Frame
 	ret  abi.Payload
 	err  error
-	done chan struct{}
+	done chan struct{} // closed by Return on the queued path
 }
 
 func newFrameReturner() (*frameReturner, error) {
@@ -170,7 +203,7 @@ func newFrameReturner() (*frameReturner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &frameReturner{out: out, ret: ret, done: make(chan struct{})}, nil
+	return &frameReturner{out: out, ret: ret}, nil
 }
 
 func (r *frameReturner) AllocResults(sz capnp.ObjectSize) (capnp.Struct, error) {
@@ -182,18 +215,22 @@ func (r *frameReturner) AllocResults(sz capnp.ObjectSize) (capnp.Struct, error) 
 }
 
 func (r *frameReturner) PrepareReturn(err error) { r.err = err }
-func (r *frameReturner) Return()                 { close(r.done) }
-func (r *frameReturner) ReleaseResults()         {}
+func (r *frameReturner) Return() {
+	if r.done != nil {
+		close(r.done)
+	}
+}
+func (r *frameReturner) ReleaseResults() {}
 
 // resolve turns a descriptor from the host into a capability.
 func resolve(ref frame.Ref) (capnp.Client, error) {
 	switch ref.Kind {
 	case frame.Guest:
-		c, ok := exports[ref.Index]
+		e, ok := exports[ref.Index]
 		if !ok {
 			return capnp.Client{}, fmt.Errorf("unknown guest object index %d", ref.Index)
 		}
-		return c.AddRef(), nil
+		return e.client.AddRef(), nil
 	case frame.Host:
 		return capnp.NewClient(&importHook{index: ref.Index}), nil
 	default:
@@ -212,7 +249,7 @@ func describe(c capnp.Client) (frame.Ref, error) {
 	}
 	i := nextExport
 	nextExport++
-	exports[i] = c.AddRef()
+	exports[i] = &export{client: c.AddRef()}
 	return frame.Ref{Kind: frame.Guest, Index: i}, nil
 }
 
