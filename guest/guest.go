@@ -146,7 +146,7 @@ func dispatch(f abi.Frame) []byte {
 	if err != nil {
 		return exceptionFrame(err)
 	}
-	if err := frame.Describe(r.ret, describe); err != nil {
+	if err := describeCaps(r.ret); err != nil {
 		return exceptionFrame(err)
 	}
 	return encode(r.out)
@@ -238,6 +238,16 @@ func resolve(ref frame.Ref) (capnp.Client, error) {
 	}
 }
 
+// describeCaps fills p's cap table from its message's capabilities. A
+// payload with none keeps a null table, which reads as empty: most frames
+// carry no capability, and building an empty list costs each of them.
+func describeCaps(p abi.Payload) error {
+	if p.Message().CapTable().Len() == 0 {
+		return nil
+	}
+	return frame.Describe(p, describe)
+}
+
 // describe names a capability for the host: a host capability by its import
 // index, anything else as a new export.
 func describe(c capnp.Client) (frame.Ref, error) {
@@ -257,13 +267,23 @@ func describe(c capnp.Client) (frame.Ref, error) {
 type importHook struct{ index uint32 }
 
 func (h *importHook) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
-	b, err := h.callFrame(s)
+	res, release, err := h.call(s)
 	if err != nil {
 		return capnp.ErrorAnswer(s.Method, err), func() {}
 	}
+	return capnp.ImmediateAnswer(s.Method, res.ToPtr()), release
+}
+
+// call makes the call s on the host capability and returns its results,
+// which live until release is called.
+func (h *importHook) call(s capnp.Send) (_ capnp.Struct, release capnp.ReleaseFunc, _ error) {
+	b, err := h.callFrame(s)
+	if err != nil {
+		return capnp.Struct{}, nil, err
+	}
 	f, err := roundTrip(b)
 	if err != nil {
-		return capnp.ErrorAnswer(s.Method, err), func() {}
+		return capnp.Struct{}, nil, err
 	}
 	switch f.Which() {
 	case abi.Frame_Which_return:
@@ -276,14 +296,14 @@ func (h *importHook) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, cap
 			content, err = frame.Content(p)
 		}
 		if err != nil {
-			return capnp.ErrorAnswer(s.Method, err), func() {}
+			return capnp.Struct{}, nil, err
 		}
-		return capnp.ImmediateAnswer(s.Method, content.ToPtr()), func() { f.Message().Release() }
+		return content, f.Message().Release, nil
 	case abi.Frame_Which_exception:
 		// Typed, so exc.TypeOf and capnp.IsDisconnected work on it.
-		return capnp.ErrorAnswer(s.Method, frame.Exception(f)), func() {}
+		return capnp.Struct{}, nil, frame.Exception(f)
 	default:
-		return capnp.ErrorAnswer(s.Method, fmt.Errorf("guest: unexpected %v frame from host", f.Which())), func() {}
+		return capnp.Struct{}, nil, fmt.Errorf("guest: unexpected %v frame from host", f.Which())
 	}
 }
 
@@ -316,7 +336,7 @@ func (h *importHook) callFrame(s capnp.Send) ([]byte, error) {
 	if err := p.SetContent(args.ToPtr()); err != nil {
 		return nil, err
 	}
-	if err := frame.Describe(p, describe); err != nil {
+	if err := describeCaps(p); err != nil {
 		return nil, err
 	}
 	return encode(f), nil
