@@ -56,6 +56,8 @@ type config struct {
 	compileWorker  []string // argv; nil compiles in-process
 	compileCPUTime time.Duration
 	compileMemory  uint64
+
+	instancePool int // ready instances per module; 0: no pool
 }
 
 // WithCompilationCacheDir keeps compiled machine code in dir, so a restarted
@@ -161,6 +163,28 @@ func WithMemoryBudget(bytes uint64) Option { return func(c *config) { c.memoryBu
 // alone. It must be at least the memory limit and at most the budget.
 // Default half the budget, or the memory limit if that is more.
 func WithMemoryShare(bytes uint64) Option { return func(c *config) { c.memoryShare = bytes } }
+
+// WithInstancePool keeps up to n instances of each compiled module started
+// and initialized ahead of need, so that a gadget's first call (or its first
+// after its instance stopped) takes one instead of starting one: a cold
+// start then costs about what a warm call does. A pool fills once the
+// module's first instance has started, one instance at a time in the
+// background, and refills after each hand-off; it is emptied, and not
+// refilled until the next start, when it has handed out nothing for the
+// idle timeout (WithIdleTimeout).
+//
+// A pooled instance belongs to no gadget until one takes it: its
+// initialization runs under the limits of any (call deadline, memory
+// limit), sees no Host, storage or owner, and is given the gadget's when
+// handed out. A module whose initialization calls the host is therefore
+// never pooled; one whose initialization fails repeatedly stops being
+// pooled (Module.PoolStats says why). An instance is handed to one gadget
+// only and never comes back: it dies as any other. Pooled instances are
+// charged to the memory budget (WithMemoryBudget) but to no owner's share
+// (WithMemoryShare) until handed out; they only take free budget, and are
+// the first to be closed when an instance needs room. Module.Close and
+// Runtime.Close close them. Default 0: no pool.
+func WithInstancePool(n int) Option { return func(c *config) { c.instancePool = n } }
 
 // WithCompileWorker compiles every module in a child process started as
 // path with args, under the budgets of WithCompileLimits, instead of in the

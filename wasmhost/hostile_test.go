@@ -939,7 +939,7 @@ func TestCompileRefusesGuestsThatImportAnythingElse(t *testing.T) {
 }
 
 // wat assembles WebAssembly text with wabt's wat2wasm (see buildWATGuest).
-func wat(t *testing.T, src string) []byte {
+func wat(t testing.TB, src string) []byte {
 	t.Helper()
 	tool, err := exec.LookPath("wat2wasm")
 	if err != nil {

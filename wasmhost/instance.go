@@ -36,7 +36,8 @@ import (
 // always arrive innermost first; anything else is an ABI violation, which
 // kills the instance.
 type instance struct {
-	g    *Sandbox
+	rt   *Runtime
+	g    *Sandbox // for a pooled instance, its pool's stand-in until handed to a gadget (pool.go)
 	gen  uint64
 	mod  api.Module
 	mem  api.Memory
@@ -64,8 +65,9 @@ type instance struct {
 	fatal error // set when the instance must die
 	slept bool  // the current call's context ended while the guest slept
 
+	held    *holding // what the instance charged to the budget, and to whom
 	linear  *linearMemory
-	refused memoryBound // the bound that failed a memory.grow, if any
+	refused memoryBound // the bound that failed a memory.grow or the start, if any
 	charged uint64      // bytes of tables and native stack charged to the budget
 }
 
@@ -86,9 +88,23 @@ type outboundCall struct {
 
 type instanceKey struct{}
 
+// instantiate starts a new instance for g.
 func (g *Sandbox) instantiate() (*instance, error) {
+	inst, err := newInstance(g, &holding{g: g})
+	if err != nil {
+		return nil, err
+	}
+	return inst, nil
+}
+
+// newInstance instantiates g's module and runs its initialization, charging
+// its memory to held. On failure the instance is closed, and returned for
+// what it tells (refused).
+func newInstance(g *Sandbox, held *holding) (*instance, error) {
 	g.gen++
 	inst := &instance{
+		rt:         g.rt,
+		held:       held,
 		g:          g,
 		gen:        g.gen,
 		lim:        frame.Limits{MaxBytes: g.rt.cfg.maxFrame, MaxCapTable: g.rt.cfg.maxCapTable},
@@ -137,7 +153,7 @@ func (g *Sandbox) instantiate() (*instance, error) {
 	if err != nil {
 		inst.mod = mod
 		inst.close(err)
-		return nil, err
+		return inst, err
 	}
 	inst.mem = mod.Memory()
 	inst.fn.alloc = mod.ExportedFunction(exportAlloc)
@@ -489,7 +505,7 @@ func (inst *instance) close(cause error) {
 		inst.mod.Close(context.Background())
 	}
 	inst.linear.unmap()
-	inst.g.rt.live.uncharge(inst.g, inst.charged)
+	inst.rt.live.uncharge(inst.held, inst.charged)
 	inst.charged = 0
 	inst.releaseImports()
 }

@@ -31,6 +31,12 @@ import (
 // single other owner can take it. Gadgets without an owner (the operator's
 // own, or a library user's that names none) are bounded by the budget
 // alone.
+//
+// Pooled instances (WithInstancePool, pool.go) are charged to the budget
+// too, but to no owner and no gadget: their holding names no gadget until a
+// gadget takes one. They take only free budget, never evicting or waiting,
+// and an instance that needs room evicts the pools' ready instances before
+// any idle live one. Each pool's ready list is guarded by mu.
 type liveSet struct {
 	mu        sync.Mutex
 	max       int
@@ -42,6 +48,17 @@ type liveSet struct {
 	used   uint64            // bytes charged by all instances
 	owners map[string]uint64 // bytes charged by each owner's instances; no "" key
 	freed  chan struct{}     // closed, and replaced, whenever memory is released
+
+	pooled uint64                     // bytes charged by pooled instances, part of used
+	pools  map[*instancePool]struct{} // open pools, whose ready instances go first
+}
+
+// holding is what one instance has charged to the budget, and to whom: g is
+// the gadget whose instance it is, nil while the instance is pooled. The
+// instance and its linear memory share it. Guarded by liveSet.mu.
+type holding struct {
+	g     *Sandbox
+	bytes uint64
 }
 
 // lruEntry is a gadget's place in the liveSet, guarded by liveSet.mu.
@@ -97,39 +114,89 @@ func (b memoryBound) busyHolders(cfg *config) string {
 	return fmt.Sprintf("the server's memory budget for all gadgets (%d MiB) is in use by busy instances", cfg.memoryBudget>>20)
 }
 
-// charge counts n more bytes for g's instance. If they do not fit in the
-// budget, or in the share of g's owner, it asks idle instances to evict (see
-// evictIdle), and waits for memory to be released until ctx ends or
-// budgetWait passes. It returns withinBounds if the bytes were charged, else
-// the bound they did not fit in; force charges them regardless.
-func (l *liveSet) charge(g *Sandbox, n uint64, ctx context.Context, force bool) memoryBound {
-	owner := g.cfg.owner
+// charge counts n more bytes for the instance of holding h. If they do not
+// fit in the budget, or in the share of the gadget's owner, it makes room
+// (see makeRoom); a pooled instance only takes free budget. It returns
+// withinBounds if the bytes were charged, else the bound they did not fit
+// in; force charges them regardless.
+func (l *liveSet) charge(h *holding, n uint64, ctx context.Context, force bool) memoryBound {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	g := h.g
+	if g == nil {
+		if !force && l.used+n > l.budget {
+			return overBudget
+		}
+		l.used += n
+		l.pooled += n
+		h.bytes += n
+		return withinBounds
+	}
+	if bound := l.makeRoom(g, n, n, ctx, force); bound != withinBounds {
+		return bound
+	}
+	l.used += n
+	if owner := g.cfg.owner; owner != "" {
+		l.owners[owner] += n
+	}
+	g.lru.memory += n
+	h.bytes += n
+	return withinBounds
+}
+
+// adopt moves the charge of pooled holding h to gadget g, which takes the
+// instance: its bytes are in the budget already, and now count against g's
+// owner's share, which makeRoom makes room in as for any start.
+func (l *liveSet) adopt(h *holding, g *Sandbox, ctx context.Context) memoryBound {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if bound := l.makeRoom(g, h.bytes, 0, ctx, false); bound != withinBounds {
+		return bound
+	}
+	l.pooled -= h.bytes
+	if owner := g.cfg.owner; owner != "" {
+		l.owners[owner] += h.bytes
+	}
+	g.lru.memory += h.bytes
+	h.g = g
+	return withinBounds
+}
+
+// makeRoom returns once share more bytes fit in the share of g's owner and
+// budget more bytes fit in the budget. Otherwise it closes pooled instances,
+// then asks idle instances to evict (see evictIdle), and waits for memory to
+// be released until ctx ends or budgetWait passes; it then returns the
+// bound that still has no room. With force it returns at once. l.mu is
+// held, and released while it waits.
+func (l *liveSet) makeRoom(g *Sandbox, share, budget uint64, ctx context.Context, force bool) memoryBound {
+	owner := g.cfg.owner
 	timeout := time.NewTimer(budgetWait)
 	defer timeout.Stop()
 	for {
 		bound := withinBounds
 		switch {
-		case owner != "" && l.owners[owner]+n > l.share:
+		case owner != "" && l.owners[owner]+share > l.share:
 			bound = overShare
-		case l.used+n > l.budget:
+		case budget > 0 && l.used+budget > l.budget:
 			bound = overBudget
 		}
 		if force || bound == withinBounds {
-			l.used += n
-			if owner != "" {
-				l.owners[owner] += n
-			}
-			g.lru.memory += n
 			return withinBounds
 		}
 		// The owner makes room within its share first, from its own idle
-		// instances; only then may it evict others' for room in the budget.
+		// instances; only then may it evict others' for room in the budget,
+		// pooled ones first: they belong to no gadget, and close at once.
 		if bound == overShare {
-			l.evictIdle(g, l.owners[owner]+n-l.share, owner)
+			l.evictIdle(g, l.owners[owner]+share-l.share, owner)
+		} else if pooled := l.takePooled(l.used + budget - l.budget); len(pooled) > 0 {
+			l.mu.Unlock()
+			for _, inst := range pooled {
+				inst.close(errPoolEvicted)
+			}
+			l.mu.Lock()
+			continue
 		} else {
-			l.evictIdle(g, l.used+n-l.budget, "")
+			l.evictIdle(g, l.used+budget-l.budget, "")
 		}
 		// Busy instances may finish, or die, meanwhile.
 		freed := l.freed
@@ -145,6 +212,27 @@ func (l *liveSet) charge(g *Sandbox, n uint64, ctx context.Context, force bool) 
 			return bound
 		}
 	}
+}
+
+// takePooled removes ready instances from the pools, each pool's oldest
+// first, until
+// they hold need bytes or none is left, and returns them for the caller to
+// close once it has released mu. Their pools refill when next wanted.
+func (l *liveSet) takePooled(need uint64) []*instance {
+	var taken []*instance
+	var freed uint64
+	for p := range l.pools {
+		for len(p.ready) > 0 && freed < need {
+			inst := p.ready[0]
+			p.ready = p.ready[1:]
+			freed += inst.held.bytes
+			taken = append(taken, inst)
+		}
+		if freed >= need {
+			break
+		}
+	}
+	return taken
 }
 
 // evictIdle asks idle instances other than g's, of owner only unless owner
@@ -177,20 +265,25 @@ func (l *liveSet) evictIdle(g *Sandbox, need uint64, owner string) {
 	}
 }
 
-// uncharge returns n bytes g's instance charged.
-func (l *liveSet) uncharge(g *Sandbox, n uint64) {
+// uncharge returns n bytes the instance of holding h charged.
+func (l *liveSet) uncharge(h *holding, n uint64) {
 	if n == 0 {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.used -= n
-	if owner := g.cfg.owner; owner != "" {
-		if l.owners[owner] -= n; l.owners[owner] == 0 {
-			delete(l.owners, owner)
+	h.bytes -= n
+	if g := h.g; g == nil {
+		l.pooled -= n
+	} else {
+		if owner := g.cfg.owner; owner != "" {
+			if l.owners[owner] -= n; l.owners[owner] == 0 {
+				delete(l.owners, owner)
+			}
 		}
+		g.lru.memory -= n
 	}
-	g.lru.memory -= n
 	close(l.freed)
 	l.freed = make(chan struct{})
 }
@@ -232,8 +325,8 @@ func (l *liveSet) len() int {
 // LiveInstances reports how many gadget instances are live right now.
 func (r *Runtime) LiveInstances() int { return r.live.len() }
 
-// MemoryInUse reports the bytes of host memory the live instances hold, as
-// the memory budget counts them (WithMemoryBudget).
+// MemoryInUse reports the bytes of host memory the live and pooled instances
+// hold, as the memory budget counts them (WithMemoryBudget).
 func (r *Runtime) MemoryInUse() uint64 {
 	r.live.mu.Lock()
 	defer r.live.mu.Unlock()

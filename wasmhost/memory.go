@@ -14,13 +14,16 @@ import (
 // mapping grows in place or moves without copying (mremap), and costs what
 // the guest touched.
 //
-// Goroutines: Reallocate runs on the gadget's worker, inside the guest's
-// memory.grow or at instantiation. Free runs wherever the module is closed:
-// on the worker, or on wazero's goroutine that closes a module whose context
-// ended, or in Gadget.abandon, while guest code may still be running on the
-// worker. So Free only discards the pages (they read as zero if touched
-// again) and returns their budget; the mapping itself is unmapped by the
-// worker, in instance.close, once no guest code can run.
+// Goroutines: Reallocate runs on the goroutine that runs the guest: the
+// gadget's worker, or for a pooled instance the pool's (pool.go), inside
+// the guest's memory.grow or at instantiation. Free runs wherever the module
+// is closed: there, or on wazero's goroutine that closes a module whose
+// context ended, or in Gadget.abandon, while guest code may still be running
+// on the worker. So Free only discards the pages (they read as zero if
+// touched again) and returns their budget; the mapping itself is unmapped
+// in instance.close, by whoever owns the instance, once no guest code can
+// run. Both reach the budget through the instance's rt and held, which never
+// change; whom held charges changes only under the liveSet's lock.
 type linearMemory struct {
 	inst *instance
 
@@ -40,13 +43,13 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 	if size <= have && !first {
 		return m.buf[:size]
 	}
-	g := m.inst.g
+	live, held := &m.inst.rt.live, m.inst.held
 	var more uint64
 	if size > charged {
 		more = size - charged
 		// The first allocation was reserved by instantiate, and wazero
 		// panics if it fails.
-		if bound := g.rt.live.charge(g, more, m.inst.ctx, first); bound != withinBounds {
+		if bound := live.charge(held, more, m.inst.ctx, first); bound != withinBounds {
 			m.inst.refused = bound
 			return nil
 		}
@@ -55,7 +58,7 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 	defer m.mu.Unlock()
 	buf, err := remapMemory(m.buf, size)
 	if m.freed || err != nil {
-		g.rt.live.uncharge(g, more)
+		live.uncharge(held, more)
 		return nil
 	}
 	m.buf, m.charged = buf, max(charged, size)
@@ -72,7 +75,7 @@ func (m *linearMemory) Free() {
 	}
 	m.freed = true
 	discardMemory(m.buf)
-	m.inst.g.rt.live.uncharge(m.inst.g, m.charged)
+	m.inst.rt.live.uncharge(m.inst.held, m.charged)
 	m.charged = 0
 }
 
@@ -103,12 +106,18 @@ func (inst *instance) reserveMemory() error {
 	if m, ok := inst.g.mod.cm.ExportedMemories()["memory"]; ok {
 		need = uint64(m.Min()) * wasmPageSize
 	}
-	if bound := inst.g.rt.live.charge(inst.g, need, inst.ctx, false); bound != withinBounds {
-		return fmt.Errorf("%s cannot start: it needs %d MiB of memory, and %s",
-			inst.g.cfg.name, need>>20, bound.busyHolders(&inst.g.rt.cfg))
+	if bound := inst.rt.live.charge(inst.held, need, inst.ctx, false); bound != withinBounds {
+		inst.refused = bound
+		return cannotStart(inst.g, need, bound)
 	}
 	inst.linear.charged = need
 	return nil
+}
+
+// cannotStart is the error for gadget g's instance that needs bytes the
+// budget, or its owner's share of it (bound), has no room for.
+func cannotStart(g *Sandbox, need uint64, bound memoryBound) error {
+	return fmt.Errorf("%s cannot start: it needs %d MiB of memory, and %s", g.cfg.name, need>>20, bound.busyHolders(&g.rt.cfg))
 }
 
 // settle runs after guest code: it drops a native stack grown past
@@ -124,11 +133,11 @@ func (inst *instance) settle() error {
 	}
 	tables := tableBytes(inst.mod)
 	held := tables + nativeStackBytes(inst.fn.deliver) + nativeStackBytes(inst.fn.alloc)
-	live := &inst.g.rt.live
+	live := &inst.rt.live
 	if held > inst.charged {
-		live.charge(inst.g, held-inst.charged, inst.ctx, true)
+		live.charge(inst.held, held-inst.charged, inst.ctx, true)
 	} else {
-		live.uncharge(inst.g, inst.charged-held)
+		live.uncharge(inst.held, inst.charged-held)
 	}
 	inst.charged = held
 	if linear := uint64(inst.mod.Memory().Size()); linear+tables > inst.g.rt.cfg.memoryLimit {

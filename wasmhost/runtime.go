@@ -53,6 +53,9 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 		return nil, fmt.Errorf("wasmhost: invalid limits: memory %d bytes, call timeout %v, queue %d, idle timeout %v, live instances %d",
 			cfg.memoryLimit, cfg.callTimeout, cfg.queueLimit, cfg.idleTimeout, cfg.maxLive)
 	}
+	if cfg.instancePool < 0 {
+		return nil, fmt.Errorf("wasmhost: invalid instance pool of %d instances", cfg.instancePool)
+	}
 	if cfg.closeTimeout <= 0 || cfg.clientCallTimeout <= 0 || cfg.memoryBudget < cfg.memoryLimit {
 		return nil, fmt.Errorf("wasmhost: invalid limits: close timeout %v, client call timeout %v, memory budget %d bytes (at least the memory limit, %d)",
 			cfg.closeTimeout, cfg.clientCallTimeout, cfg.memoryBudget, cfg.memoryLimit)
@@ -77,6 +80,7 @@ func New(ctx context.Context, opts ...Option) (*Runtime, error) {
 	r.live.share = cfg.memoryShare
 	r.live.owners = map[string]uint64{}
 	r.live.freed = make(chan struct{})
+	r.live.pools = map[*instancePool]struct{}{}
 	r.wz = wazero.NewRuntimeWithConfig(ctx, rc)
 	if err := instantiateWASI(ctx, r.wz); err != nil {
 		r.wz.Close(ctx)
@@ -117,11 +121,21 @@ func wazeroConfig(cfg config) (rc wazero.RuntimeConfig, cache wazero.Compilation
 }
 
 // Close cancels the compiles in flight (see WithCompileWorker) and waits
-// for them until ctx ends, closes every gadget still open, all at once, each
-// within WithCloseTimeout (see Sandbox.Close), and frees compiled code.
+// for them until ctx ends, closes every module's instance pool
+// (WithInstancePool) and every gadget still open, all at once, each within
+// WithCloseTimeout (see Sandbox.Close), and frees compiled code.
 func (r *Runtime) Close(ctx context.Context) error {
 	// wazero panics if its runtime is closed under a compile.
 	stuck := r.compiles.close(ctx)
+	r.live.mu.Lock()
+	pools := make([]*instancePool, 0, len(r.live.pools))
+	for p := range r.live.pools {
+		pools = append(pools, p)
+	}
+	r.live.mu.Unlock()
+	for _, p := range pools {
+		p.close()
+	}
 	var wg sync.WaitGroup
 	for _, g := range r.gadgets.all() {
 		wg.Add(1)
@@ -144,8 +158,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 // Module is one compiled guest (one blueprint version), shared by all its
 // gadgets.
 type Module struct {
-	rt *Runtime
-	cm wazero.CompiledModule
+	rt   *Runtime
+	cm   wazero.CompiledModule
+	pool *instancePool // nil without WithInstancePool
 }
 
 // The guest ABI, version 1 (docs/ABI.md).
@@ -213,7 +228,11 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte, opts ...CompileOptio
 		cm.Close(ctx)
 		return nil, err
 	}
-	return &Module{rt: r, cm: cm}, nil
+	m := &Module{rt: r, cm: cm}
+	if r.cfg.instancePool > 0 {
+		m.pool = newInstancePool(m, r.cfg.instancePool)
+	}
+	return m, nil
 }
 
 func (r *Runtime) validate(cm wazero.CompiledModule) error {
@@ -275,5 +294,11 @@ func signature(params, results []api.ValueType) string {
 	return name(params) + " -> " + name(results)
 }
 
-// Close frees the compiled code. Gadgets of this module must be closed first.
-func (m *Module) Close(ctx context.Context) error { return m.cm.Close(ctx) }
+// Close closes the module's pooled instances (WithInstancePool) and frees
+// the compiled code. Gadgets of this module must be closed first.
+func (m *Module) Close(ctx context.Context) error {
+	if m.pool != nil {
+		m.pool.close()
+	}
+	return m.cm.Close(ctx)
+}

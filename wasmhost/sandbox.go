@@ -238,7 +238,7 @@ func (g *Sandbox) handle(d *delivery) {
 		return
 	}
 	if g.inst == nil {
-		inst, err := g.instantiate()
+		inst, err := g.start()
 		if err != nil {
 			d.fail(err)
 			return
