@@ -56,10 +56,14 @@ type instancePool struct {
 	calledHost chan struct{} // closed by hostStandIn: this module's init calls the host
 }
 
-// Pool tuning. An initialization that fails is retried after poolRetryDelay,
-// doubling, and the pool stops after poolMaxFailures failures in a row: an
-// untrusted init that traps or loops costs at most that many deadlines.
+// Pool tuning. A refill begins poolRefillDelay after it is wanted, so that
+// it does not compete for the CPU with the first call of the gadget that
+// took an instance, and a burst of hand-offs is refilled in one round. An
+// initialization that fails is retried after poolRetryDelay, doubling, and
+// the pool stops after poolMaxFailures failures in a row: an untrusted init
+// that traps or loops costs at most that many deadlines.
 const (
+	poolRefillDelay = 10 * time.Millisecond
 	poolRetryDelay  = 100 * time.Millisecond
 	poolMaxFailures = 3
 )
@@ -144,7 +148,7 @@ func (p *instancePool) run() {
 		case <-p.want:
 		}
 		idle.Reset(p.mod.rt.cfg.idleTimeout)
-		if !p.refill() {
+		if !p.sleep(poolRefillDelay) || !p.refill() {
 			return
 		}
 	}
@@ -199,14 +203,22 @@ func (p *instancePool) refill() bool {
 			p.stop(fmt.Errorf("its initialization failed %d times in a row: %w", failures, err))
 			return false
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-p.ctx.Done():
-			t.Stop()
+		if !p.sleep(delay) {
 			return false
-		case <-t.C:
 		}
 		delay *= 2
+	}
+}
+
+// sleep waits for d, and reports false if the pool closed meanwhile.
+func (p *instancePool) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
