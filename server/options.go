@@ -285,7 +285,8 @@ func WithLoginLimits(l LoginLimits) Option {
 
 // WithWasmOptions passes options to the sandbox runtime (memory, call
 // timeout, queue length...). The server adds a compilation cache in the data
-// directory.
+// directory and an instance pool of 2 per blueprint, which these may
+// override (wasmhost.WithInstancePool).
 func WithWasmOptions(opts ...wasmhost.Option) Option {
 	return func(c *config) { c.wasm = append(c.wasm, opts...) }
 }

@@ -80,7 +80,13 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	wasmOpts := append([]wasmhost.Option{wasmhost.WithCompilationCacheDir(filepath.Join(dir, cacheDir))}, cfg.wasm...)
+	// Two instances per blueprint initialized ahead of need, so opening a
+	// gadget costs about a warm call, not a guest's start; WithWasmOptions
+	// may set another size (wasmhost.WithInstancePool, 0: none).
+	wasmOpts := append([]wasmhost.Option{
+		wasmhost.WithCompilationCacheDir(filepath.Join(dir, cacheDir)),
+		wasmhost.WithInstancePool(2),
+	}, cfg.wasm...)
 	rt, err := wasmhost.New(ctx, wasmOpts...)
 	if err != nil {
 		st.Close()

@@ -29,7 +29,10 @@
 // Sandbox.Close cancels; Close waits for the worker no longer than
 // WithCloseTimeout, and then abandons it, closing its instance from outside
 // (wazero allows that), which releases its memory. Runtime.Close closes all
-// its gadgets at once, so shutdown has the same bound.
+// its gadgets at once, so shutdown has the same bound. A module's instance
+// pool (WithInstancePool) has one goroutine of its own, which alone starts
+// the pool's instances; Module.Close and Runtime.Close end it the same way,
+// through its context.
 //
 // # Re-entrancy
 //
@@ -57,6 +60,18 @@
 // durable state is its storage, whose writes are scoped per call
 // (WithCallScope).
 //
+// Most of a start is the guest's initialization (a Go guest's runtime and
+// init functions: milliseconds), so a Runtime configured WithInstancePool
+// keeps a few instances of each module started and initialized ahead of
+// need, and a gadget that starts, or restarts, takes one (pool.go). A pooled
+// instance runs its initialization under the same deadline and memory limit
+// as any, but belongs to no gadget: it sees a Host that fails every call (a
+// module whose initialization calls the host is never pooled), and is given
+// its gadget's Host and owner when handed out. It is handed out once and
+// never returns, so no gadget sees memory another gadget's calls touched.
+// A pool refills in the background, one instance at a time; an
+// initialization that keeps failing stops it.
+//
 // # Memory
 //
 // One budget (WithMemoryBudget) covers all live instances of a Runtime:
@@ -69,7 +84,10 @@
 // (WithMemoryShare), so one user's gadgets, however many and however busy,
 // cannot take the memory another user's need; an owner at its share makes
 // room by evicting its own idle instances only. Each instance's linear
-// memory and tables together stay within WithMemoryLimit. A native stack
+// memory and tables together stay within WithMemoryLimit. Pooled instances
+// are charged to the budget but to no owner's share until handed out (then
+// to their gadget's owner, as if it had started them); they only take free
+// budget, and are the first closed when an instance needs room. A native stack
 // grown deep during a call is dropped after it, not kept for the
 // instance's life.
 //
