@@ -7,6 +7,16 @@ package server
 // that removeGadget can close them all before it deletes the data; the log
 // line a failed commit leaves; and peerStorage, which makes a delegated
 // client's calls transactions of their own.
+//
+// Goroutines: an in-process call (the guest's, from its sandbox's worker) is
+// served on the caller's goroutine (storage.Data.Serve through
+// capserver.SendDirect); a call over a connection goes through go-capnp's
+// server and its goroutine. Data orders them all with its own lock, so a
+// guest's call may wait there behind a delegated client's commit, as its
+// own commit at the end of the call may (both within storage.CommitTimeout).
+// Storage calls never call back into a gadget, so serving one on the worker
+// cannot deadlock it. Removal reaches both paths: Data.Close fails whatever
+// comes after it, however it arrives.
 
 import (
 	"context"
@@ -83,7 +93,7 @@ func (st *gadgetStorage) close() { st.data.Close() }
 // hands it out.
 func (st *gadgetStorage) capability() schema.Storage {
 	srv := capserver.New(st.data.Methods(), st, st)
-	return schema.Storage(capnp.NewClient(&peerStorage{storage: srv}))
+	return schema.Storage(capnp.NewClient(&peerStorage{storage: srv, data: st.data}))
 }
 
 // peerStorage is the Storage capability a gadget's Host hands out. A gadget
@@ -92,12 +102,18 @@ func (st *gadgetStorage) capability() schema.Storage {
 // own writes would commit or vanish with it. go-capnp delivers a call that
 // arrives over a connection through Recv and an in-process call (the
 // guest's own, which wasmhost makes with SendCall) through Send, so Recv
-// marks its context with storage.OwnTransaction. Both forward straight to
-// the Storage server, with its brand.
-type peerStorage struct{ storage capnp.Client }
+// marks its context with storage.OwnTransaction and forwards to the Storage
+// server, while Send serves the call at once on the caller's goroutine, in
+// the call scope that is open. Both answer with the server's brand.
+type peerStorage struct {
+	storage capnp.Client // the Storage server, for calls over connections
+	data    *storage.Data
+}
 
 func (p *peerStorage) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
-	return p.storage.SendCall(ctx, s)
+	return capserver.SendDirect(s, func(args capnp.Struct, results *capnp.Segment) (capnp.Struct, error) {
+		return p.data.Serve(ctx, s.Method, args, results)
+	})
 }
 
 func (p *peerStorage) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {

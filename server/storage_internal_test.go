@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/storage"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/schema"
@@ -129,6 +131,73 @@ func TestStorageOptionsSetTheLimitsEveryGadgetStorageEnforces(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireContains(t, put(ctx, c, "k2", make([]byte, 16)), "storage call limit: this call's buffered writes would hold 164 bytes, the limit is 150")
+}
+
+// A guest's storage calls are in-process calls (wasmhost makes them with
+// SendCall), which the Storage answers at once on the caller's goroutine,
+// without go-capnp's queue: the answer is resolved when SendCall returns.
+// That fast path must still reach the gadget's removal: once its storage is
+// closed, the next call fails at once with storage.ErrRemoved.
+func TestInProcessStorageCallsAreAnsweredAtOnceAndFailOnceTheGadgetIsRemoved(t *testing.T) {
+	s := openTestServer(t)
+	st, c := testStorage(s, "g")
+	defer c.Release()
+	ctx := context.Background()
+	if err := put(ctx, c, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	get := func() (schema.Storage_get_Results, error) {
+		t.Helper()
+		f, release := c.Get(ctx, func(p schema.Storage_get_Params) error { return p.SetKey("k") })
+		t.Cleanup(release)
+		select {
+		case <-f.Done():
+		default:
+			t.Fatal("an in-process storage call was still in flight when SendCall returned")
+		}
+		return f.Struct()
+	}
+	if res, err := get(); err != nil || !res.Found() {
+		t.Fatalf("get before removal = found %v, %v; want the stored value", res.Found(), err)
+	}
+	st.close()
+	if _, err := get(); !errors.Is(err, storage.ErrRemoved) {
+		t.Fatalf("get after the gadget's storage was closed: err = %v, want %v", err, storage.ErrRemoved)
+	}
+}
+
+// The in-process fast path serves a call in the call scope that is open:
+// the writes commit when the call succeeds and vanish when it fails.
+func TestInProcessStorageWritesCommitOrRollBackWithTheCall(t *testing.T) {
+	s := openTestServer(t)
+	st, c := testStorage(s, "g")
+	defer c.Release()
+	ctx := context.Background()
+
+	end := st.begin()
+	if err := put(ctx, c, "failed", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if stored(t, s, "g", "failed") {
+		t.Fatal("a write was committed before its call ended")
+	}
+	if err := end(errors.New("the guest trapped")); err != nil {
+		t.Fatal(err)
+	}
+	if stored(t, s, "g", "failed") {
+		t.Fatal("the write of a failed call was committed")
+	}
+
+	end = st.begin()
+	if err := put(ctx, c, "done", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := end(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !stored(t, s, "g", "done") {
+		t.Fatal("the write of a successful call was not committed")
+	}
 }
 
 // A call whose writes cannot be committed (the store's file is closed here,

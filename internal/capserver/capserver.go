@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/exc"
 	"capnproto.org/go/capnp/v3/server"
 )
 
@@ -41,8 +42,64 @@ func newArena() capnp.Arena { return capnp.MultiSegment(nil) }
 func Unimplemented(m capnp.Method) *server.Method {
 	return &server.Method{
 		Method: m,
-		Impl: func(context.Context, *server.Call) error {
-			return capnp.Unimplemented(fmt.Sprintf("method @%d of interface %#016x is not implemented here", m.MethodID, m.InterfaceID))
-		},
+		Impl:   func(context.Context, *server.Call) error { return NotImplemented(m) },
+	}
+}
+
+// NotImplemented is the "unimplemented" exception for method m.
+func NotImplemented(m capnp.Method) error {
+	return capnp.Unimplemented(fmt.Sprintf("method @%d of interface %#016x is not implemented here", m.MethodID, m.InterfaceID))
+}
+
+// SendDirect answers the in-process call s at once, on the caller's
+// goroutine: it places the arguments in a message of their own, runs serve
+// on them with a segment of a message for the results, and returns the
+// answer already resolved. A ClientHook's Send uses it, instead of a
+// server.Server, for methods that never block for long and never call back
+// into their caller: a server.Server queues every call for its own
+// goroutine, and the caller then waits for two goroutine switches, there
+// and back, per call. The answer's release frees the results.
+func SendDirect(s capnp.Send, serve func(args capnp.Struct, results *capnp.Segment) (capnp.Struct, error)) (*capnp.Answer, capnp.ReleaseFunc) {
+	args, err := placeArgs(s)
+	if err != nil {
+		return capnp.ErrorAnswer(s.Method, err), func() {}
+	}
+	defer releaseMessage(args)
+	msg, seg, err := capnp.NewMessage(newArena())
+	if err != nil {
+		return capnp.ErrorAnswer(s.Method, err), func() {}
+	}
+	res, err := serve(args, seg)
+	if err != nil {
+		msg.Release()
+		return capnp.ErrorAnswer(s.Method, err), func() {}
+	}
+	return capnp.ImmediateAnswer(s.Method, res.ToPtr()), msg.Release
+}
+
+// placeArgs builds s's arguments as server.Server does: in a message of
+// their own, or a zero Struct if s has none.
+func placeArgs(s capnp.Send) (capnp.Struct, error) {
+	if s.PlaceArgs == nil {
+		return capnp.Struct{}, nil
+	}
+	_, seg, err := capnp.NewMessage(newArena())
+	if err != nil {
+		return capnp.Struct{}, err
+	}
+	args, err := capnp.NewRootStruct(seg, s.ArgsSize)
+	if err == nil {
+		err = s.PlaceArgs(args)
+	}
+	if err != nil {
+		seg.Message().Release()
+		return capnp.Struct{}, exc.WrapError("place args", err)
+	}
+	return args, nil
+}
+
+func releaseMessage(s capnp.Struct) {
+	if msg := s.Message(); msg != nil {
+		msg.Release()
 	}
 }

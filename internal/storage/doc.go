@@ -23,5 +23,6 @@
 // type of either, so that a distributed backend can implement it later.
 //
 // Methods serves a Data as the schema.Storage capability; callers wrap it
-// with internal/capserver.
+// with internal/capserver. Serve answers the same methods on the caller's
+// goroutine, for in-process calls (capserver.SendDirect).
 package storage

@@ -3,8 +3,10 @@ package storage
 import (
 	"context"
 
+	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/server"
 
+	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
@@ -13,11 +15,65 @@ import (
 // context is from OwnTransaction.
 func (d *Data) Methods() []server.Method { return schema.Storage_Methods(nil, storageServer{d}) }
 
-// storageServer translates schema.Storage calls to d's methods.
+// Serve runs the schema.Storage method m with args on the caller's
+// goroutine, as the method Methods returns would, and returns its results,
+// allocated in seg (a zero Struct for a method without results). It is
+// capserver.SendDirect's serve: an in-process caller's calls are answered
+// without go-capnp's call queue and the goroutine switches to its server
+// and back.
+func (d *Data) Serve(ctx context.Context, m capnp.Method, args capnp.Struct, seg *capnp.Segment) (capnp.Struct, error) {
+	s := storageServer{d}
+	var res capnp.Struct
+	var err error
+	switch {
+	case m.InterfaceID != schema.Storage_TypeID:
+		err = capserver.NotImplemented(m)
+	case m.MethodID == methodGet:
+		err = s.get(ctx, schema.Storage_get_Params(args), resultsIn(seg, schema.NewStorage_get_Results, &res))
+	case m.MethodID == methodPut:
+		err = s.put(ctx, schema.Storage_put_Params(args))
+	case m.MethodID == methodDelete:
+		err = s.delete(ctx, schema.Storage_delete_Params(args))
+	case m.MethodID == methodList:
+		err = s.list(ctx, schema.Storage_list_Params(args), resultsIn(seg, schema.NewStorage_list_Results, &res))
+	default:
+		err = capserver.NotImplemented(m)
+	}
+	if err != nil {
+		return capnp.Struct{}, err
+	}
+	return res, nil
+}
+
+// The ordinals of Storage's methods (schema/gadget.capnp).
+const (
+	methodGet uint16 = iota
+	methodPut
+	methodDelete
+	methodList
+)
+
+// resultsIn returns an allocator of results in seg that records what it
+// allocated in res.
+func resultsIn[T ~capnp.StructKind](seg *capnp.Segment, alloc func(*capnp.Segment) (T, error), res *capnp.Struct) func() (T, error) {
+	return func() (T, error) {
+		r, err := alloc(seg)
+		*res = capnp.Struct(r)
+		return r, err
+	}
+}
+
+// storageServer translates schema.Storage calls to d's methods, for both
+// ways a call arrives: through go-capnp's server (Methods) and directly
+// (Serve).
 type storageServer struct{ d *Data }
 
 func (s storageServer) Get(ctx context.Context, call schema.Storage_get) error {
-	key, err := call.Args().Key()
+	return s.get(ctx, call.Args(), call.AllocResults)
+}
+
+func (s storageServer) get(ctx context.Context, args schema.Storage_get_Params, alloc func() (schema.Storage_get_Results, error)) error {
+	key, err := args.Key()
 	if err != nil {
 		return err
 	}
@@ -25,7 +81,7 @@ func (s storageServer) Get(ctx context.Context, call schema.Storage_get) error {
 	if err != nil {
 		return err
 	}
-	res, err := call.AllocResults()
+	res, err := alloc()
 	if err != nil {
 		return err
 	}
@@ -37,11 +93,15 @@ func (s storageServer) Get(ctx context.Context, call schema.Storage_get) error {
 }
 
 func (s storageServer) Put(ctx context.Context, call schema.Storage_put) error {
-	key, err := call.Args().Key()
+	return s.put(ctx, call.Args())
+}
+
+func (s storageServer) put(ctx context.Context, args schema.Storage_put_Params) error {
+	key, err := args.Key()
 	if err != nil {
 		return err
 	}
-	value, err := call.Args().Value()
+	value, err := args.Value()
 	if err != nil {
 		return err
 	}
@@ -49,7 +109,11 @@ func (s storageServer) Put(ctx context.Context, call schema.Storage_put) error {
 }
 
 func (s storageServer) Delete(ctx context.Context, call schema.Storage_delete) error {
-	key, err := call.Args().Key()
+	return s.delete(ctx, call.Args())
+}
+
+func (s storageServer) delete(ctx context.Context, args schema.Storage_delete_Params) error {
+	key, err := args.Key()
 	if err != nil {
 		return err
 	}
@@ -57,7 +121,10 @@ func (s storageServer) Delete(ctx context.Context, call schema.Storage_delete) e
 }
 
 func (s storageServer) List(ctx context.Context, call schema.Storage_list) error {
-	args := call.Args()
+	return s.list(ctx, call.Args(), call.AllocResults)
+}
+
+func (s storageServer) list(ctx context.Context, args schema.Storage_list_Params, alloc func() (schema.Storage_list_Results, error)) error {
 	prefix, err := args.Prefix()
 	if err != nil {
 		return err
@@ -70,7 +137,7 @@ func (s storageServer) List(ctx context.Context, call schema.Storage_list) error
 	if err != nil {
 		return err
 	}
-	res, err := call.AllocResults()
+	res, err := alloc()
 	if err != nil {
 		return err
 	}
