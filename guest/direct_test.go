@@ -10,6 +10,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/exc"
 
+	"github.com/gadgetd/gadgetd/guest/callsync"
 	"github.com/gadgetd/gadgetd/internal/frame"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/schema/abi"
@@ -166,5 +167,17 @@ func TestExportsThatAreNotGeneratedServersTakeGoCapnpsPath(t *testing.T) {
 	}
 	if exports[1].direct {
 		t.Fatal("an error client was dispatched directly")
+	}
+}
+
+// The generated FooSync stubs find the guest's host capabilities through
+// their brand (guest/callsync), and so skip go-capnp's client path.
+func TestHostCapabilitiesAnswerSyncStubsThemselves(t *testing.T) {
+	c := capnp.NewClient(&importHook{index: 0})
+	defer c.Release()
+	snap := c.Snapshot()
+	defer snap.Release()
+	if _, ok := snap.Brand().Value.(callsync.Hook); !ok {
+		t.Fatalf("a host capability's brand is %T, not a callsync.Hook", snap.Brand().Value)
 	}
 }

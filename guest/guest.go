@@ -9,6 +9,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/server"
 
+	"github.com/gadgetd/gadgetd/guest/callsync"
 	"github.com/gadgetd/gadgetd/internal/frame"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/schema/abi"
@@ -266,12 +267,20 @@ func describe(c capnp.Client) (frame.Ref, error) {
 // importHook is the client side of a host capability the guest holds.
 type importHook struct{ index uint32 }
 
+var _ callsync.Hook = (*importHook)(nil)
+
 func (h *importHook) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
 	res, release, err := h.call(s)
 	if err != nil {
 		return capnp.ErrorAnswer(s.Method, err), func() {}
 	}
 	return capnp.ImmediateAnswer(s.Method, res.ToPtr()), release
+}
+
+// CallSync implements callsync.Hook: the generated FooSync stubs call the
+// host directly, without the Answer that Send must return.
+func (h *importHook) CallSync(_ context.Context, s capnp.Send) (capnp.Struct, capnp.ReleaseFunc, error) {
+	return h.call(s)
 }
 
 // call makes the call s on the host capability and returns its results,
