@@ -17,6 +17,11 @@
 # compile -o-, as a blueprint's schema.bin) that the kind embeds and serves.
 # Only one such .capnp per directory. Needs capnp and capnpc-go
 # (scripts/deps.sh).
+#
+# Beside each NAME.capnp.go, capnpc-gadget (internal/cmd/capnpc-gadget,
+# built here from this checkout) writes NAME.capnp.sync.go: the synchronous
+# client stubs (FooSync) of internal/syncgen, for files that declare an
+# interface.
 set -euo pipefail
 
 mode=${1:-}
@@ -56,9 +61,16 @@ fi
 mapfile -t dirs < <(printf '%s\n' "${files[@]}" | xargs -n1 dirname | LC_ALL=C sort -u)
 
 out=.
+gentmp=$(mktemp -d)
+trap 'rm -rf "$gentmp"' EXIT
 if [[ "$mode" == check ]]; then
-	out=$(mktemp -d)
-	trap 'rm -rf "$out"' EXIT
+	out="$gentmp/out"
+	mkdir -p "$out"
+fi
+gadgetgen="$gentmp/capnpc-gadget"
+if ! go build -o "$gadgetgen" ./internal/cmd/capnpc-gadget; then
+	echo "schema.sh: building internal/cmd/capnpc-gadget failed" >&2
+	exit 1
 fi
 
 bins=() # the schema.bin files made
@@ -68,7 +80,11 @@ for dir in "${dirs[@]}"; do
 		[[ "$(dirname "$f")" == "$dir" ]] && srcs+=("$f")
 	done
 	mkdir -p "$out/$dir"
-	if ! capnp compile -I"$std" -I. -ogo:"$out/$dir" --src-prefix="$dir" "${srcs[@]}"; then
+	# A file that lost its last interface must lose its stubs too.
+	for f in "${srcs[@]}"; do
+		rm -f "$out/$f.sync.go"
+	done
+	if ! capnp compile -I"$std" -I. -ogo:"$out/$dir" -o"$gadgetgen":"$out/$dir" --src-prefix="$dir" "${srcs[@]}"; then
 		echo "schema.sh: capnp compile failed for ${srcs[*]}" >&2
 		exit 1
 	fi
@@ -104,6 +120,19 @@ if [[ "$mode" == check ]]; then
 			diff -u "$g" "$out/$g" | head -n 40 >&2 || true
 			stale+=("$g")
 		fi
+		# The stubs: present exactly when generated, and the same.
+		g="$f.sync.go"
+		if [[ -f "$out/$g" && ! -f "$g" ]]; then
+			echo "schema.sh: $g is missing" >&2
+			stale+=("$g")
+		elif [[ ! -f "$out/$g" && -f "$g" ]]; then
+			echo "schema.sh: $g is no longer generated from $f (delete it)" >&2
+			stale+=("$g")
+		elif [[ -f "$g" ]] && ! cmp -s "$out/$g" "$g"; then
+			echo "schema.sh: $g differs from what $f generates:" >&2
+			diff -u "$g" "$out/$g" | head -n 40 >&2 || true
+			stale+=("$g")
+		fi
 	done
 	for b in "${bins[@]}"; do
 		if [[ ! -f "$b" ]]; then
@@ -121,13 +150,14 @@ if [[ "$mode" == check ]]; then
 	done
 	while IFS= read -r g; do
 		src=${g%.go}
+		src=${src%.sync}
 		if [[ -z "${known[$src]:-}" ]]; then
 			echo "schema.sh: $g has no matching .capnp with \$Go.import (delete it?)" >&2
 			stale+=("$g")
 		fi
 	done < <(
 		find . \( -name .git -o -name bin -o -name node_modules -o -name testdata -o -path ./third_party \) -prune -o \
-			-name '*.capnp.go' -type f -print | sed 's|^\./||' | LC_ALL=C sort
+			\( -name '*.capnp.go' -o -name '*.capnp.sync.go' \) -type f -print | sed 's|^\./||' | LC_ALL=C sort
 	)
 	if ((${#stale[@]})); then
 		echo "generated code is stale: run make schema (stale: ${stale[*]})" >&2

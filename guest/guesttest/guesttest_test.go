@@ -38,12 +38,12 @@ func TestGadgetRunsAndKeepsItsStorageAcrossARestart(t *testing.T) {
 		t.Fatal("the write did not outlive the instance")
 	}
 	s = schema.Storage(g.Open(t, guesttest.Caller{UserID: "id-of-bob"}))
-	get, release := s.Get(ctx, func(p schema.Storage_get_Params) error { return p.SetKey("k") })
-	defer release()
-	res, err := get.Struct()
+	// A synchronous stub outside a gadget: SendCall, and a wait.
+	res, release, err := s.GetSync(ctx, func(p schema.Storage_get_Params) error { return p.SetKey("k") })
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer release()
 	if v, _ := res.Value(); string(v) != "v" {
 		t.Errorf("after the restart k = %q, want v", v)
 	}

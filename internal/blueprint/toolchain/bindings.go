@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"capnproto.org/go/capnp/v3"
 	capschema "capnproto.org/go/capnp/v3/std/capnp/schema"
 	gocapnp "capnproto.org/go/capnp/v3/std/go"
+
+	"github.com/gadgetd/gadgetd/internal/syncgen"
 )
 
 // GenerateBindings regenerates the Go code of the schema file (relative to
@@ -54,8 +57,10 @@ func GenerateBindings(ctx context.Context, dir, file string, nodes []byte) (stri
 	}
 	defer os.RemoveAll(tmp)
 	// --src-prefix as in scripts/schema.sh, so the names compiled into the
-	// code do not depend on where the blueprint is.
-	if err := runCapnp(ctx, dir, new(bytes.Buffer), "compile", "-I"+std, "-o"+plugin+":"+tmp, "--src-prefix="+schemaDir, file); err != nil {
+	// code do not depend on where the blueprint is. -o- hands the same
+	// request to syncgen, which make schema runs as capnpc-gadget.
+	var req bytes.Buffer
+	if err := runCapnp(ctx, dir, &req, "compile", "-I"+std, "-o"+plugin+":"+tmp, "-o-", "--src-prefix="+schemaDir, file); err != nil {
 		return "", fmt.Errorf("generating the Go bindings of %s: %w", filepath.Join(dir, file), err)
 	}
 	name := filepath.Base(file) + ".go"
@@ -66,7 +71,27 @@ func GenerateBindings(ctx context.Context, dir, file string, nodes []byte) (stri
 	if !bytes.Contains(code, []byte("package "+goPkg+"\n")) {
 		return "", fmt.Errorf("generating the Go bindings of %s: the generated code is not package %s", file, goPkg)
 	}
-	return goImport, writeIfChanged(filepath.Join(dir, schemaDir, name), code)
+	if err := writeIfChanged(filepath.Join(dir, schemaDir, name), code); err != nil {
+		return "", err
+	}
+	return goImport, writeStubs(filepath.Join(dir, schemaDir, name[:len(name)-len(".go")]+syncgen.FileSuffix), req.Bytes())
+}
+
+// writeStubs writes the synchronous client stubs (internal/syncgen) of the
+// compiled schema req at path, or removes path if the schema has no
+// interface to stub.
+func writeStubs(path string, req []byte) error {
+	stubs, err := syncgen.Generate(req)
+	if err != nil {
+		return fmt.Errorf("generating the synchronous stubs of %s: %w", path, err)
+	}
+	if len(stubs) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return writeIfChanged(path, stubs[0].Code)
 }
 
 // findPlugin returns the path of capnpc-go, the capnp compiler's Go plugin:

@@ -139,6 +139,14 @@ func TestBuildRegeneratesTheBindingsFromTheSchema(t *testing.T) {
 	if !strings.Contains(b.SchemaSource, "reset @3") || !strings.HasPrefix(string(b.Wasm), "\x00asm") {
 		t.Error("the built blueprint lacks the edited schema or the module")
 	}
+	// The synchronous stubs (internal/syncgen) are regenerated too.
+	stubs, err := os.ReadFile(filepath.Join(dir, "counterpb", "counter.capnp.sync.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(stubs), "func (c Counter) ResetSync(") {
+		t.Error("counter.capnp.sync.go has no stub for the new method")
+	}
 }
 
 // TestMissingPluginIsExplained: without capnpc-go (on PATH or in GOBIN) the

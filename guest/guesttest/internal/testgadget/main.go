@@ -1,7 +1,8 @@
 // Command testgadget is the gadget package guesttest's own test runs, with
 // no schema of its own: Open writes the caller's id under "opened-by" and
 // the user name its session context answers under "context-says", and the
-// session it returns is the gadget's storage itself.
+// session it returns is the gadget's storage itself. It calls the host
+// through the synchronous stubs (FooSync, guest/callsync).
 package main
 
 import (
@@ -28,9 +29,12 @@ func (app) Open(ctx context.Context, call schema.Guest_open) error {
 	if err != nil {
 		return err
 	}
-	cf, release := call.Args().Context().Caller(ctx, nil)
+	cr, release, err := call.Args().Context().CallerSync(ctx, nil)
+	if err != nil {
+		return err
+	}
 	defer release()
-	said, err := cf.Caller().Struct()
+	said, err := cr.Caller()
 	if err != nil {
 		return err
 	}
@@ -53,13 +57,12 @@ func (app) Open(ctx context.Context, call schema.Guest_open) error {
 }
 
 func put(ctx context.Context, storage schema.Storage, key, value string) error {
-	f, release := storage.Put(ctx, func(p schema.Storage_put_Params) error {
+	_, release, err := storage.PutSync(ctx, func(p schema.Storage_put_Params) error {
 		if err := p.SetKey(key); err != nil {
 			return err
 		}
 		return p.SetValue([]byte(value))
 	})
-	defer release()
-	_, err := f.Struct()
+	release()
 	return err
 }
