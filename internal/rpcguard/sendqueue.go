@@ -17,7 +17,8 @@ package rpcguard
 // that stops reading also stops being read. An Abort is written before
 // Send returns, since rpc.Conn closes the transport right after it; what
 // was still queued is dropped first, as rpc.Conn drops its own queue. All
-// queue state is guarded by Transport.mu; cond wakes the writer.
+// queue state is guarded by Transport.mu; queueCond wakes the writer, and
+// readerCond the reader waiting in awaitSent.
 
 import (
 	"sync"
@@ -76,7 +77,7 @@ func (t *Transport) enqueue(o *outgoing) error {
 	q.user.addUnsent(int64(n))
 	t.server.addUnsent(int64(n))
 	t.queue = append(t.queue, q)
-	t.cond.Broadcast()
+	t.queueCond.Signal()
 	t.mu.Unlock()
 	if q.done != nil {
 		return <-q.done
@@ -89,7 +90,7 @@ func (t *Transport) write() {
 	for {
 		t.mu.Lock()
 		for len(t.queue) == 0 && !t.closed {
-			t.cond.Wait()
+			t.queueCond.Wait()
 		}
 		if t.closed {
 			t.mu.Unlock()
@@ -124,7 +125,7 @@ func (t *Transport) write() {
 		if failed != nil {
 			t.dropQueue(failed)
 		}
-		t.cond.Broadcast()
+		t.readerCond.Signal() // awaitSent: the queue moved, or writing failed
 		t.mu.Unlock()
 		if testHookWritten != nil {
 			testHookWritten()
@@ -172,7 +173,7 @@ func (t *Transport) awaitSent() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for (len(t.queue) > 0 || t.writing) && !t.closed && t.abortErr == nil && t.writeErr == nil {
-		t.cond.Wait()
+		t.readerCond.Wait()
 	}
 }
 

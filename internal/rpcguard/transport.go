@@ -9,9 +9,14 @@ package rpcguard
 // them against Limits and files each one as ready (for RecvMessage to hand to
 // rpc.Conn), held (see below), swallowed, or answered with an exception it
 // writes itself. RecvMessage only takes ready messages, in order. All state
-// is guarded by mu; cond wakes RecvMessage when a message becomes ready and
-// the reader when there is room again. codec.mu serializes the two writers
-// of the stream (the send goroutine and the reader's own exceptions).
+// is guarded by mu. Each goroutine that waits on it has a condition of its
+// own, signalled only when what it waits for may have changed: readyCond
+// wakes RecvMessage (a message is ready, or the connection ends),
+// readerCond the reader (room in ready, or the send queue drained), and
+// queueCond the writer (sendqueue.go); with one condition for all, each
+// message woke every waiter several times over. codec.mu serializes the two
+// writers of the stream (the send goroutine and the reader's own
+// exceptions).
 //
 // Holding: rpc.Conn must never queue a call on an unreturned answer (in
 // go-capnp v3.1.0-alpha.2 that queue can panic the process; the story is in
@@ -295,8 +300,11 @@ type Transport struct {
 	writer        sync.Once
 	authenticated atomic.Bool
 
-	mu       sync.Mutex
-	cond     *sync.Cond
+	mu sync.Mutex
+	// readyCond, readerCond and queueCond wake RecvMessage, the reader
+	// and the writer (see the design comment); all three use mu.
+	readyCond, readerCond, queueCond sync.Cond
+
 	answers  map[uint32]answer   // the peer's questions, from admission until returned and finished
 	running  int                 // answers whose Return has not been written yet
 	runBytes uint64              // their message bytes
@@ -360,7 +368,7 @@ func NewTransport(conn net.Conn, lim Limits) *Transport {
 	}
 	t.codec = newCodec(conn, lim, t.budget)
 	t.inner = transport.New(t.codec)
-	t.cond = sync.NewCond(&t.mu)
+	t.readyCond.L, t.readerCond.L, t.queueCond.L = &t.mu, &t.mu, &t.mu
 	return t
 }
 
@@ -447,7 +455,7 @@ func (t *Transport) Close() error {
 	t.closed = true
 	held, ready := t.held, t.ready
 	t.held, t.ready = nil, nil
-	t.cond.Broadcast()
+	t.wakeAll()
 	t.mu.Unlock()
 	for _, h := range held {
 		h.in.Release()
@@ -515,7 +523,7 @@ func (t *Transport) RecvMessage() (transport.IncomingMessage, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for len(t.ready) == 0 && t.readErr == nil && t.abortErr == nil && !t.closed {
-		t.cond.Wait()
+		t.readyCond.Wait()
 	}
 	if t.abortErr != nil {
 		return nil, t.abortErr
@@ -529,7 +537,7 @@ func (t *Transport) RecvMessage() (transport.IncomingMessage, error) {
 	in := t.ready[0]
 	t.ready[0] = nil
 	t.ready = t.ready[1:]
-	t.cond.Broadcast() // room for the reader
+	t.readerCond.Signal() // room for the reader
 	return in, nil
 }
 
@@ -541,7 +549,15 @@ func (t *Transport) abort(err error) {
 	if t.abortErr == nil {
 		t.abortErr = err
 	}
-	t.cond.Broadcast()
+	t.wakeAll()
+}
+
+// wakeAll wakes every goroutine waiting on the transport: it is closing or
+// aborting. The caller holds mu.
+func (t *Transport) wakeAll() {
+	t.readyCond.Broadcast()
+	t.readerCond.Broadcast()
+	t.queueCond.Broadcast()
 }
 
 // read is the reader goroutine: it decodes and files messages until the
@@ -550,7 +566,7 @@ func (t *Transport) read() {
 	for {
 		t.mu.Lock()
 		for len(t.ready) >= readAhead && !t.closed && t.abortErr == nil {
-			t.cond.Wait()
+			t.readerCond.Wait()
 		}
 		stop := t.closed || t.abortErr != nil
 		t.mu.Unlock()
@@ -575,7 +591,7 @@ func (t *Transport) read() {
 		if err != nil {
 			t.mu.Lock()
 			t.readErr = err
-			t.cond.Broadcast()
+			t.readyCond.Broadcast()
 			t.mu.Unlock()
 			return
 		}
@@ -639,7 +655,7 @@ func (t *Transport) pass(in transport.IncomingMessage) {
 		}
 	}
 	t.ready = append(t.ready, in)
-	t.cond.Broadcast()
+	t.readyCond.Signal()
 }
 
 // mayPass reports whether a message naming refs may go to rpc.Conn now:
