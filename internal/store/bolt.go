@@ -13,9 +13,10 @@ package store
 //	"owners"     / ownerID / gadget id -> empty (index for Gadgets)
 //	"data"       / gadget id / {"kv" / key -> value, "size" -> uint64 BE}
 //
-// bbolt serializes writers itself and allows concurrent readers, so BoltStore
-// has no lock of its own. Values returned by bbolt are only valid inside the
-// transaction; every one that leaves is copied.
+// bbolt serializes writers itself and allows concurrent readers, so the only
+// lock of BoltStore's own is its group committer's (commit.go). Values
+// returned by bbolt are only valid inside the transaction; every one that
+// leaves is copied.
 
 import (
 	"bytes"
@@ -72,10 +73,8 @@ func NewID() string {
 // BoltStore is the embedded Store, one bbolt file.
 type BoltStore struct {
 	db *bolt.DB
-	// committer admits one Commit at a time, so a Commit waits for its
-	// turn here, where its context can end the wait, rather than inside
-	// bbolt, where nothing can (see data.go).
-	committer chan struct{}
+	// commits runs the gadget data commits, many to a transaction.
+	commits *groupCommitter
 	// tokenRevocations counts DeleteToken calls (tokens.go).
 	tokenRevocations atomic.Uint64
 }
@@ -103,7 +102,7 @@ func Open(path string) (*BoltStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &BoltStore{db: db, committer: make(chan struct{}, 1)}, nil
+	return &BoltStore{db: db, commits: &groupCommitter{db: db}}, nil
 }
 
 // Close closes the file.

@@ -4,18 +4,17 @@ package store
 //
 // Contexts. bbolt cannot cancel a transaction, and its writer lock cannot be
 // waited on with a deadline. So every method here checks its context before
-// it starts, long scans check it as they go, and Commit queues for the
-// store's one writer slot (BoltStore.committer) in a select that the context
-// can end. What no context can bound is the commit of a transaction that has
-// started: bbolt writes and fsyncs it to the end, and any other writer
-// (user, token or blueprint changes, which do not queue for the slot) holds
-// bbolt's lock for the length of its own transaction.
+// it starts, long scans check it as they go, and Commit waits for its group
+// (commit.go) in a select that the context can end. What no context can
+// bound is the commit of a transaction that has started: bbolt writes and
+// fsyncs it to the end, and any other writer (user, token or blueprint
+// changes, which do not join groups) holds bbolt's lock for the length of
+// its own transaction.
 
 import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -145,53 +144,8 @@ func (s *BoltStore) Commit(ctx context.Context, gadgetID string, writes []storag
 	if len(writes) == 0 {
 		return nil
 	}
-	select {
-	case s.committer <- struct{}{}:
-		defer func() { <-s.committer }()
-	case <-ctx.Done():
-		return fmt.Errorf("storage commit did not start: %w", ctx.Err())
-	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("storage commit did not start: %w", err)
+		return errDidNotStart(err)
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		g, err := tx.Bucket(bucketData).CreateBucketIfNotExists([]byte(gadgetID))
-		if err != nil {
-			return err
-		}
-		kv, err := g.CreateBucketIfNotExists(keyKV)
-		if err != nil {
-			return err
-		}
-		_, size := gadgetKV(tx, gadgetID)
-		before := size
-		for i, w := range writes {
-			if i%ctxCheckEvery == ctxCheckEvery-1 {
-				// Returning an error rolls the transaction back.
-				if err := ctx.Err(); err != nil {
-					return fmt.Errorf("storage commit abandoned before writing: %w", err)
-				}
-			}
-			k, old := kv.Cursor().Seek([]byte(w.Key))
-			if k != nil && string(k) == w.Key {
-				size -= storage.EntrySize(w.Key, old)
-			}
-			if w.Delete {
-				if err := kv.Delete([]byte(w.Key)); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := kv.Put([]byte(w.Key), w.Value); err != nil {
-				return err
-			}
-			size += storage.EntrySize(w.Key, w.Value)
-		}
-		if err := storage.CheckQuota(before, size, maxSize); err != nil {
-			return err
-		}
-		var raw [8]byte
-		binary.BigEndian.PutUint64(raw[:], uint64(size))
-		return g.Put(keySize, raw[:])
-	})
+	return s.commits.commit(newPendingCommit(ctx, gadgetID, writes, maxSize))
 }

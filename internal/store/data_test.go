@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gadgetd/gadgetd/internal/storage"
-	"github.com/gadgetd/gadgetd/internal/store"
 )
 
 func listKeys(es []storage.Entry) (out []string) {
@@ -92,22 +91,29 @@ func TestStoreCallsOnADoneContextDoNothing(t *testing.T) {
 	}
 }
 
-// bbolt's own writer lock cannot be waited on with a deadline; the store's
-// committer slot can. A Commit queued behind a slow one gives up when its
-// context ends instead of waiting for its turn.
+// bbolt's own writer lock cannot be waited on with a deadline; a queued
+// commit's wait for its group can. A Commit queued behind one that waits for
+// bbolt's writer lock gives up when its context ends instead of waiting for
+// its turn.
 func TestCommitStopsWaitingForItsTurnWhenItsContextEnds(t *testing.T) {
 	s := openStore(t, filepath.Join(t.TempDir(), "db"))
-	hold := store.HoldCommitterForTest(s)
-	defer hold()
+	release := holdWriteLock(t, s)
+	first := startLeader(t, s, put("k", "v"))
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- s.Commit(ctx, "g", []storage.Write{{Key: "k", Value: []byte("v")}}, 100) }()
+	queued := commitAsync(ctx, s, "g", put("k", "v"), 100)
+	waitQueued(t, s, 1)
 	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
+	if err := answer(t, queued); !errors.Is(err, context.Canceled) {
 		t.Fatalf("queued Commit = %v, want context.Canceled", err)
 	}
-	hold()
-	if err := s.Commit(context.Background(), "g", []storage.Write{{Key: "k", Value: []byte("v")}}, 100); err != nil {
-		t.Fatalf("Commit after the slot is free: %v", err)
+	release()
+	if err := answer(t, first); err != nil {
+		t.Fatalf("the commit it queued behind: %v", err)
+	}
+	if _, found, _ := s.Get(context.Background(), "g", "k"); found {
+		t.Fatal("the cancelled Commit wrote")
+	}
+	if err := s.Commit(context.Background(), "g", put("k", "v"), 100); err != nil {
+		t.Fatalf("Commit after the writer lock is free: %v", err)
 	}
 }

@@ -1,12 +1,22 @@
 package store
 
-import "sync"
+// The bounds of one commit group.
+const (
+	MaxGroupCommitsForTest = maxGroupCommits
+	MaxGroupBytesForTest   = maxGroupBytes
+)
 
-// HoldCommitterForTest takes the store's committer slot, as a long Commit
-// would, until the returned function is called (once is enough; more calls
-// do nothing).
-func HoldCommitterForTest(s *BoltStore) (release func()) {
-	s.committer <- struct{}{}
-	var once sync.Once
-	return func() { once.Do(func() { <-s.committer }) }
+// QueuedCommitsForTest returns how many commits wait for the next group.
+func QueuedCommitsForTest(s *BoltStore) int {
+	s.commits.mu.Lock()
+	defer s.commits.mu.Unlock()
+	return len(s.commits.queue)
+}
+
+// LeadingForTest reports whether a commit leads: it runs a group, or waits
+// for bbolt's writer lock to.
+func LeadingForTest(s *BoltStore) bool {
+	s.commits.mu.Lock()
+	defer s.commits.mu.Unlock()
+	return s.commits.leading
 }
