@@ -1,6 +1,7 @@
 package rpcguard
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,6 +24,9 @@ func newCodec(conn net.Conn, lim Limits, budget func() Budget) *codec {
 		enc:    capnp.NewEncoder(conn),
 	}
 	c.framed, _ = conn.(MessageConn)
+	if c.framed == nil { // a MessageConn's messages are read through NextMessage
+		c.reader.buf = bufio.NewReaderSize(conn, readBuffer)
+	}
 	return c
 }
 
@@ -40,6 +44,13 @@ type codec struct {
 	mu  sync.Mutex
 	enc *capnp.Encoder
 }
+
+// readBuffer is the read buffer of a stream connection: a small message,
+// read in three parts (the segment count, the segment sizes, the body),
+// takes one read from the socket rather than three, and often shares it
+// with the next one (a call's Finish). A larger part is read straight into
+// the message's buffer.
+const readBuffer = 1 << 10
 
 // readChunk is how much of a message body is read (and allocated) at a time:
 // memory grows with the bytes that actually arrived, not with the size a
@@ -199,9 +210,12 @@ func encode(conn net.Conn, enc *capnp.Encoder, m *capnp.Message) error {
 func (c *codec) Close() error { return c.conn.Close() }
 
 // deadlineReader gives the wait for a message's first byte one deadline and
-// the rest of the message another.
+// the rest of the message another. It reads conn through buf; a message
+// whose first bytes were read with the one before starts its deadline when
+// they are taken from buf.
 type deadlineReader struct {
 	conn           net.Conn
+	buf            *bufio.Reader // of conn; nil for a MessageConn
 	messageTimeout time.Duration
 	started        bool
 }
@@ -213,7 +227,7 @@ func (r *deadlineReader) awaitMessage(idle time.Duration) error {
 }
 
 func (r *deadlineReader) Read(p []byte) (int, error) {
-	n, err := r.conn.Read(p)
+	n, err := r.buf.Read(p)
 	if n > 0 && !r.started {
 		r.started = true
 		if derr := r.conn.SetReadDeadline(time.Now().Add(r.messageTimeout)); derr != nil && err == nil {

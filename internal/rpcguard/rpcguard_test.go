@@ -385,6 +385,38 @@ func TestSlowMessageIsClosedEvenWhileBytesTrickleIn(t *testing.T) {
 	}
 }
 
+// The reader reads the socket through a buffer, so the first bytes of a
+// message can arrive, and be read, with the message before it. That message
+// has started: the rest of it must arrive within the message timeout, not
+// within the idle timeout of a connection waiting for its next message.
+func TestAMessageThatStartedInTheSameReadAsTheOneBeforeHasItsMessageTimeout(t *testing.T) {
+	addr, _ := serve(t, &plaincounter.Counter{}, 0, rpcguard.Limits{
+		IdleTimeout:    time.Minute,
+		MessageTimeout: 300 * time.Millisecond,
+	})
+	slow := dialRaw(t, addr)
+	msg, seg, err := capnp.NewMessage(capnp.SingleSegment(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := rpccp.NewRootMessage(seg)
+	b, _ := m.NewBootstrap()
+	b.SetQuestionId(0)
+	whole, err := msg.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A whole bootstrap and the first bytes of the next message, in one
+	// write, and then nothing. Were the next message's timeout started by
+	// the first read from the socket after those bytes, the connection
+	// would stay open for the idle minute, and abortReason would fail.
+	if _, err := slow.conn.Write(append(whole, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	slow.abortReason(5 * time.Second)
+	requireServesOthers(t, addr)
+}
+
 func TestConnectionLimitRefusesExtraConnectionsAndRecovers(t *testing.T) {
 	addr, srv := serve(t, &plaincounter.Counter{}, 2, rpcguard.Limits{})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
