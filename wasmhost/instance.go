@@ -25,7 +25,10 @@ import (
 // The exceptions close it from outside: wazero when a call's context ends,
 // and Gadget.abandon; both only close mod (set before the instance is
 // published), which frees linear memory through linearMemory.Free, safe on
-// any goroutine.
+// any goroutine. A pooled instance (pool.go) is owned the same way by its
+// pool's goroutine while it starts, then by whoever takes it from the pool:
+// a gadget's worker, which binds it to its gadget (handTo), or whoever
+// closes it.
 //
 // While the guest runs, two stacks describe where it is:
 //   - outbound: calls the guest made to host capabilities and is waiting on,

@@ -323,3 +323,18 @@ func TestClosingReleasesPooledInstancesAndGoroutines(t *testing.T) {
 		})
 	}
 }
+
+// Guards: run's idle timer (instancePool.drain). A pool whose module no
+// gadget has started for the idle timeout is emptied, releasing its
+// memory, and refilled only when a gadget next starts.
+func TestPoolUnusedForTheIdleTimeoutIsEmptied(t *testing.T) {
+	w := newPoolWorld(t, wasmhost.WithInstancePool(2), wasmhost.WithIdleTimeout(300*time.Millisecond))
+	mod := w.compile(t, declaredMemoryGuest(t, 16))
+	g := w.gadget(t, mod, "once")
+	wantErr(t, "open", openGuest(g.gadget), "held")
+	waitPool(t, mod, "full", readyIs(2))
+	waitPool(t, mod, "emptied", readyIs(0))
+	waitFor(t, "no memory in use", func() bool { return w.rt.MemoryInUse() == 0 })
+	wantErr(t, "open again", openGuest(g.gadget), "held")
+	waitPool(t, mod, "refilled", readyIs(2))
+}
