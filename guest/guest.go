@@ -56,12 +56,12 @@ func Storage(ctx context.Context) schema.Storage {
 	if storage.IsValid() {
 		return storage
 	}
-	f, release := Host().Storage(ctx, nil)
+	res, release, err := Host().StorageSync(ctx, nil)
 	defer release()
-	if _, err := f.Struct(); err != nil {
+	if err != nil {
 		return schema.Storage(capnp.ErrorClient(err))
 	}
-	storage = f.Storage().AddRef()
+	storage = res.Storage().AddRef()
 	return storage
 }
 
@@ -71,9 +71,8 @@ func Storage(ctx context.Context) schema.Storage {
 // "issues")). A name that is not bound fails with "no such binding". The
 // caller releases it; once the binding is removed, every call on it fails.
 func Gatekeeper(ctx context.Context, name string) (schema.Gatekeeper, error) {
-	f, release := Host().Gatekeeper(ctx, func(p schema.Host_gatekeeper_Params) error { return p.SetName(name) })
+	res, release, err := Host().GatekeeperSync(ctx, func(p schema.Host_gatekeeper_Params) error { return p.SetName(name) })
 	defer release()
-	res, err := f.Struct()
 	if err != nil {
 		return schema.Gatekeeper{}, err
 	}
