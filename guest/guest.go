@@ -137,13 +137,8 @@ func dispatch(f abi.Frame) []byte {
 		return exceptionFrame(err)
 	}
 	defer r.out.Message().Release()
-	err = target.call(context.Background(), capnp.Recv{
-		Method:      capnp.Method{InterfaceID: call.InterfaceId(), MethodID: call.MethodId()},
-		Args:        content,
-		ReleaseArgs: func() {},
-		Returner:    r,
-	})
-	if err != nil {
+	m := capnp.Method{InterfaceID: call.InterfaceId(), MethodID: call.MethodId()}
+	if err := target.call(context.Background(), m, content, r); err != nil {
 		return exceptionFrame(err)
 	}
 	if err := describeCaps(r.ret); err != nil {
@@ -162,27 +157,27 @@ type export struct {
 	looked, direct bool
 }
 
-// call runs one call on the export and returns the method's error; the
-// results are in r's Returner.
-func (e *export) call(ctx context.Context, r capnp.Recv) error {
+// call runs the method m of the export with args, its results going to
+// ret, and returns the method's error.
+func (e *export) call(ctx context.Context, m capnp.Method, args capnp.Struct, ret *frameReturner) error {
 	if !e.looked {
 		e.methods, e.direct = serverMethods(e.client)
 		e.looked = true
 	}
+	r := capnp.Recv{Method: m, Args: args, ReleaseArgs: func() {}, Returner: ret}
 	if !e.direct {
 		// go-capnp's queued path: the call runs on the server's
 		// goroutine, which closes done when it returns.
-		ret := r.Returner.(*frameReturner)
 		ret.done = make(chan struct{})
 		e.client.RecvCall(ctx, r)
 		<-ret.done
 		return ret.err
 	}
-	m := findMethod(e.methods, r.Method)
-	if m == nil {
+	sm := findMethod(e.methods, m)
+	if sm == nil {
 		return capnp.Unimplemented("unimplemented") // as server.Server answers
 	}
-	return m.Impl(ctx, newCall(ctx, m, r))
+	return sm.Impl(ctx, newCall(ctx, sm, r))
 }
 
 // frameReturner is the capnp.Returner of a call delivered into the guest: it
