@@ -307,3 +307,44 @@ func TestAGroupIsBoundedInCommitsAndBytes(t *testing.T) {
 		})
 	}
 }
+
+// The store owns no goroutine for its groups, so Close has none to stop;
+// commits queued when it closes are still each answered: committed, or
+// failed with bbolt's ErrDatabaseNotOpen, never left waiting.
+func TestCommitsQueuedWhenTheStoreClosesAreAnsweredAndNoneIsLost(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "db")
+	s := openStore(t, path)
+	release := holdWriteLock(t, s)
+	first := startLeader(t, s, put("k", "v"))
+	var answers []<-chan error
+	for i := range 8 {
+		answers = append(answers, commitAsync(ctx, s, fmt.Sprint("g", i), put("k", "v"), 100))
+	}
+	waitQueued(t, s, 8)
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }() // waits for the held transaction
+	release()
+	if err := answer(t, closed); err != nil {
+		t.Fatal(err)
+	}
+	if err := answer(t, first); err != nil && !errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		t.Fatalf("the leader: %v", err)
+	}
+	var committed []string
+	for i, errc := range answers {
+		switch err := answer(t, errc); {
+		case err == nil:
+			committed = append(committed, fmt.Sprint("g", i))
+		case !errors.Is(err, bolt.ErrDatabaseNotOpen):
+			t.Fatalf("commit %d: %v, want success or ErrDatabaseNotOpen", i, err)
+		}
+	}
+	if err := answer(t, commitAsync(ctx, s, "late", put("k", "v"), 100)); !errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		t.Fatalf("a commit after Close = %v, want ErrDatabaseNotOpen", err)
+	}
+	s = openStore(t, path)
+	for _, g := range committed {
+		wantValue(t, s, g, "k", "v")
+	}
+}
