@@ -311,6 +311,9 @@ const (
 	DefaultLogBytes                    = 256 << 10
 	DefaultMaxIdleModules              = 16
 	DefaultIdleShellTimeout            = 30 * time.Second
+	// DefaultInstancePool is how many started instances of each blueprint
+	// in use the server keeps ready (wasmhost.WithInstancePool).
+	DefaultInstancePool = 2
 )
 
 // WithUserQuotas bounds how many gadgets, and how many installed blueprint

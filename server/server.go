@@ -80,12 +80,12 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Two instances per blueprint initialized ahead of need, so opening a
+	// Instances of each blueprint initialized ahead of need, so opening a
 	// gadget costs about a warm call, not a guest's start; WithWasmOptions
 	// may set another size (wasmhost.WithInstancePool, 0: none).
 	wasmOpts := append([]wasmhost.Option{
 		wasmhost.WithCompilationCacheDir(filepath.Join(dir, cacheDir)),
-		wasmhost.WithInstancePool(2),
+		wasmhost.WithInstancePool(DefaultInstancePool),
 	}, cfg.wasm...)
 	rt, err := wasmhost.New(ctx, wasmOpts...)
 	if err != nil {

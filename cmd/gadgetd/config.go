@@ -105,6 +105,7 @@ type serveConfig struct {
 		MaxLive           count    `toml:"max_live"`
 		IdleRelease       duration `toml:"idle_release"`
 		IdleModules       count    `toml:"idle_modules"`
+		Pool              poolSize `toml:"pool"`
 		// Unset, one user's gadgets share half the budget (wasmhost).
 		MemoryShare size `toml:"memory_share"`
 	} `toml:"gadgets"`
@@ -158,6 +159,7 @@ func defaultServeConfig() serveConfig {
 	g.CallTimeout, g.ClientCallTimeout = duration(wasmhost.DefaultCallTimeout), duration(wasmhost.DefaultClientCallTimeout)
 	g.QueueLimit, g.IdleTimeout, g.MaxLive = wasmhost.DefaultQueueLimit, duration(wasmhost.DefaultIdleTimeout), wasmhost.DefaultMaxLive
 	g.IdleRelease, g.IdleModules = duration(server.DefaultIdleShellTimeout), server.DefaultMaxIdleModules
+	g.Pool = server.DefaultInstancePool
 	gk := &c.Gatekeepers
 	gk.MaxAuditEntries, gk.MaxOpenActions, gk.MaxBindings = desk.DefaultMaxAuditEntries, desk.DefaultMaxOpenActions, desk.DefaultMaxBindings
 	lg := &c.Logs
@@ -246,6 +248,7 @@ func (c *serveConfig) serverOptions() []server.Option {
 			wasmhost.WithIdleTimeout(time.Duration(g.IdleTimeout)),
 			wasmhost.WithMaxLiveInstances(int(g.MaxLive)),
 			wasmhost.WithMemoryShare(uint64(g.MemoryShare)),
+			wasmhost.WithInstancePool(int(g.Pool)),
 			wasmhost.WithCompileLimits(time.Duration(i.CompileCPU), uint64(i.CompileMemory)),
 		),
 	}
@@ -263,6 +266,9 @@ type (
 	duration time.Duration
 	// rate is a positive number of events per second: 20, or 0.5.
 	rate float64
+	// poolSize is how many started instances of each blueprint in use
+	// are kept ready: 0 (none) to maxPool.
+	poolSize int
 	// origin is a web origin, "https://host[:port]", in the form
 	// web.ParseOrigin gives.
 	origin string
@@ -304,6 +310,19 @@ func (c *count) UnmarshalTOML(v any) error {
 		return fmt.Errorf("want a whole number from 1 to %d, got %v", maxValue, v)
 	}
 	*c = count(n)
+	return nil
+}
+
+// maxPool bounds gadgets.pool: each pooled instance holds a Go guest's
+// few MiB of the memory budget, so a larger pool mostly takes memory.
+const maxPool = 64
+
+func (p *poolSize) UnmarshalTOML(v any) error {
+	n, ok := v.(int64)
+	if !ok || n < 0 || n > maxPool {
+		return fmt.Errorf("want a whole number from 0 (no pool) to %d, got %v", maxPool, v)
+	}
+	*p = poolSize(n)
 	return nil
 }
 

@@ -86,6 +86,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"data = 5\n", "data"},
 		{"[listen\n", "line 2"},
 		{"[gadgets]\nidle_release = \"1ns\"\n", "gadgets.idle_release: want at least 1s"},
+		{"[gadgets]\npool = -1\n", `"gadgets.pool"`},
+		{"[gadgets]\npool = 65\n", `"gadgets.pool"`},
 		{"[websocket]\nallowed_origins = [\"gadgets.example.com\"]\n", `"websocket.allowed_origins"`},
 	} {
 		_, err := loadConfig(writeConfig(t, tc.file))
@@ -107,12 +109,13 @@ max_value_size = "3KiB"
 memory = "5MiB"
 memory_budget = "1GiB"
 call_timeout = "1m30s"
+pool = 0
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Storage.MaxKeySize != 100 || c.Storage.MaxValueSize != 3<<10 || c.Gadgets.Memory != 5<<20 ||
-		c.Gadgets.MemoryBudget != 1<<30 || c.Gadgets.CallTimeout != duration(90e9) {
+		c.Gadgets.MemoryBudget != 1<<30 || c.Gadgets.CallTimeout != duration(90e9) || c.Gadgets.Pool != 0 {
 		t.Fatalf("read %+v %+v", c.Storage, c.Gadgets)
 	}
 	if c.Users.MaxGadgets != defaultServeConfig().Users.MaxGadgets {
