@@ -31,8 +31,8 @@ import (
 )
 
 // CommitTimeout bounds the commit at the end of a call: its wait for the
-// Store and its writing. A commit cut off by it is rolled back whole (see
-// store/data.go), and the call fails.
+// Store and its writing. A commit it cuts off is applied whole or not at
+// all (the server's store: store/commit.go); if not, the call fails.
 const CommitTimeout = 30 * time.Second
 
 // ErrRemoved is what every operation on a closed Data fails with, and the
