@@ -57,9 +57,10 @@ func (s *subscription) Shutdown() { s.c.unsubscribe(s) }
 const valueKey = "value"
 
 func (c *counter) Increment(ctx context.Context, call counterpb.Counter_increment) error {
-	// Listeners may call back into this counter (get) while we wait for
-	// them; Go lets those calls run instead of queueing behind this one.
-	call.Go()
+	// Listeners may call back into this counter (get, watch) while notify
+	// waits on them. The SDK runs each call on the goroutine that delivers
+	// it, not on go-capnp's per-object queue, so those calls reach the
+	// counter at once, without call.Go (guest/doc.go, "Concurrency").
 	by := call.Args().By()
 	if by == 0 {
 		by = 1
@@ -122,17 +123,17 @@ func (c *counter) notify(ctx context.Context, v int64) {
 		if s.ended {
 			continue
 		}
-		f, release := s.listener.Changed(ctx, func(p counterpb.Listener_changed_Params) error {
+		_, release, err := s.listener.ChangedSync(ctx, func(p counterpb.Listener_changed_Params) error {
 			p.SetValue(v)
 			return nil
 		})
-		_, err := f.Struct()
 		release()
 		if err != nil {
-			guest.Host().Log(ctx, func(p schema.Host_log_Params) error {
+			_, release, _ := guest.Host().LogSync(ctx, func(p schema.Host_log_Params) error {
 				p.SetLevel(schema.LogLevel_warn)
 				return p.SetText("dropping a listener that failed: " + err.Error())
 			})
+			release()
 			c.unsubscribe(s)
 		}
 	}
@@ -150,11 +151,10 @@ func (c *counter) unsubscribe(s *subscription) {
 }
 
 func load(ctx context.Context) (int64, error) {
-	f, release := guest.Storage(ctx).Get(ctx, func(p schema.Storage_get_Params) error {
+	res, release, err := guest.Storage(ctx).GetSync(ctx, func(p schema.Storage_get_Params) error {
 		return p.SetKey(valueKey)
 	})
 	defer release()
-	res, err := f.Struct()
 	if err != nil {
 		return 0, fmt.Errorf("reading the counter: %w", err)
 	}
@@ -169,13 +169,12 @@ func load(ctx context.Context) (int64, error) {
 }
 
 func store(ctx context.Context, v int64) error {
-	f, release := guest.Storage(ctx).Put(ctx, func(p schema.Storage_put_Params) error {
+	_, release, err := guest.Storage(ctx).PutSync(ctx, func(p schema.Storage_put_Params) error {
 		if err := p.SetKey(valueKey); err != nil {
 			return err
 		}
 		return p.SetValue(binary.BigEndian.AppendUint64(nil, uint64(v)))
 	})
-	defer release()
-	_, err := f.Struct()
+	release()
 	return err
 }

@@ -71,9 +71,8 @@ func (session) Repository(ctx context.Context, call issuespb.Issues_repository) 
 		return err
 	}
 	defer gh.Release()
-	f, release := gh.Describe(ctx, nil)
+	res, release, err := gh.DescribeSync(ctx, nil)
 	defer release()
-	res, err := f.Struct()
 	if err != nil {
 		return fmt.Errorf("issues: %w", err)
 	}
@@ -99,12 +98,11 @@ func (session) List(ctx context.Context, call issuespb.Issues_list) error {
 	}
 	defer gh.Release()
 	page := call.Args().Page()
-	f, release := gh.ListIssues(ctx, func(p githubpb.GitHub_listIssues_Params) error {
+	res, release, err := gh.ListIssuesSync(ctx, func(p githubpb.GitHub_listIssues_Params) error {
 		p.SetPage(page + 1) // GitHub counts pages from 1
 		return p.SetState("open")
 	})
 	defer release()
-	res, err := f.Struct()
 	if err != nil {
 		return fmt.Errorf("issues: %w", err)
 	}
@@ -154,14 +152,13 @@ func (session) File(ctx context.Context, call issuespb.Issues_file) error {
 		return err
 	}
 	defer gh.Release()
-	f, release := gh.CreateIssue(ctx, func(p githubpb.GitHub_createIssue_Params) error {
+	res, release, err := gh.CreateIssueSync(ctx, func(p githubpb.GitHub_createIssue_Params) error {
 		if err := p.SetTitle(title); err != nil {
 			return err
 		}
 		return p.SetBody(body)
 	})
 	defer release()
-	res, err := f.Struct()
 	if err != nil {
 		return fmt.Errorf("issues: %w", err)
 	}

@@ -545,9 +545,8 @@ func entrySize(key string, val []byte) uint64 { return uint64(len(key) + len(val
 // releases it when done.
 
 func get(ctx context.Context, st schema.Storage, key string) ([]byte, bool, error) {
-	f, release := st.Get(ctx, func(p schema.Storage_get_Params) error { return p.SetKey(key) })
+	res, release, err := st.GetSync(ctx, func(p schema.Storage_get_Params) error { return p.SetKey(key) })
 	defer release()
-	res, err := f.Struct()
 	if err != nil {
 		return nil, false, fmt.Errorf("notes: reading storage: %w", err)
 	}
@@ -563,21 +562,19 @@ func get(ctx context.Context, st schema.Storage, key string) ([]byte, bool, erro
 }
 
 func put(ctx context.Context, st schema.Storage, key string, val []byte) error {
-	f, release := st.Put(ctx, func(p schema.Storage_put_Params) error {
+	_, release, err := st.PutSync(ctx, func(p schema.Storage_put_Params) error {
 		if err := p.SetKey(key); err != nil {
 			return err
 		}
 		return p.SetValue(val)
 	})
-	defer release()
-	_, err := f.Struct()
+	release()
 	return err
 }
 
 func del(ctx context.Context, st schema.Storage, key string) error {
-	f, release := st.Delete(ctx, func(p schema.Storage_delete_Params) error { return p.SetKey(key) })
-	defer release()
-	_, err := f.Struct()
+	_, release, err := st.DeleteSync(ctx, func(p schema.Storage_delete_Params) error { return p.SetKey(key) })
+	release()
 	return err
 }
 
@@ -587,7 +584,7 @@ type entry struct {
 }
 
 func list(ctx context.Context, st schema.Storage, prefix, after string, limit int) ([]entry, error) {
-	f, release := st.List(ctx, func(p schema.Storage_list_Params) error {
+	res, release, err := st.ListSync(ctx, func(p schema.Storage_list_Params) error {
 		p.SetLimit(uint32(limit))
 		if err := p.SetPrefix(prefix); err != nil {
 			return err
@@ -595,7 +592,6 @@ func list(ctx context.Context, st schema.Storage, prefix, after string, limit in
 		return p.SetAfter(after)
 	})
 	defer release()
-	res, err := f.Struct()
 	if err != nil {
 		return nil, fmt.Errorf("notes: listing storage: %w", err)
 	}
