@@ -541,8 +541,10 @@ func saveError(err error) error {
 // entrySize is what one key-value pair counts against the host's limits.
 func entrySize(key string, val []byte) uint64 { return uint64(len(key) + len(val)) }
 
-// Storage access. Each session call fetches the storage capability once and
-// releases it when done.
+// Storage access, through the synchronous stubs. Each session call takes
+// the storage capability once (guest.Storage lends it: it is not released)
+// and passes it down; a stub's results live until its release, so what
+// outlives the call is copied.
 
 func get(ctx context.Context, st schema.Storage, key string) ([]byte, bool, error) {
 	res, release, err := st.GetSync(ctx, func(p schema.Storage_get_Params) error { return p.SetKey(key) })
