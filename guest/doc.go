@@ -196,8 +196,8 @@
 // deadlock. The SDK runs the methods of a generated server (Foo_ServerToClient)
 // directly, not on go-capnp's per-object queue, so such a call reaches its
 // object even while a method of that same object is waiting: mind state you
-// are in the middle of changing across a call out. A method's call.Go, which unblocks go-capnp's
-// queue, does nothing here (and harms nothing).
+// are in the middle of changing across a call out. A method's call.Go,
+// which unblocks go-capnp's queue, does nothing here (and harms nothing).
 //
 // # Errors
 //
