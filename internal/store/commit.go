@@ -8,8 +8,8 @@ package store
 // leads: it runs a group of itself at once, with no delay to wait for
 // company, so a lone writer costs what a bare bbolt Update does. Commits that
 // arrive while a group runs wait in the queue. When its group has committed,
-// the leader takes the head of the queue as the next group (at most
-// maxGroupCommits commits and maxGroupBytes of writes, but always one) and
+// the leader takes the next group from the queue (its head, and the later
+// commits that fit within maxGroupCommits and maxGroupBytes: takeGroup) and
 // hands it to that group's first member, which leads it in turn. So exactly
 // one goroutine, the leader, runs group transactions at a time; it is always
 // the goroutine of a caller that is waiting anyway, and the store owns no
@@ -151,19 +151,38 @@ func (c *groupCommitter) lead(group []*pendingCommit) {
 	}
 }
 
-// takeGroup takes the next group from the head of the queue, or returns nil
-// if the queue is empty. c.mu must be held.
+// takeGroup takes the next group from the queue, or returns nil if the
+// queue is empty. c.mu must be held.
+//
+// The head always goes, so no commit waits for ever. Later commits join it
+// while the group stays within maxGroupCommits and maxGroupBytes, and one
+// that would take it past maxGroupBytes is skipped, not waited for: a small
+// commit queued behind large ones (another user's 60 MB calls, say) goes in
+// the next transaction, not after all of them. A head larger than the bound
+// runs with small company, whose bytes are bounded alone. Taking commits out
+// of arrival order is safe: queued commits are concurrent, and each gadget's
+// calls commit one at a time.
 func (c *groupCommitter) takeGroup() []*pendingCommit {
-	n, bytes := 0, int64(0)
-	for n < len(c.queue) && n < maxGroupCommits && (n == 0 || bytes+c.queue[n].bytes <= maxGroupBytes) {
-		bytes += c.queue[n].bytes
-		n++
-	}
-	if n == 0 {
+	if len(c.queue) == 0 {
 		return nil
 	}
-	group := slices.Clone(c.queue[:n])
-	c.queue = slices.Delete(c.queue, 0, n) // clears the tail, which would hold on to the writes
+	head := c.queue[0]
+	group := []*pendingCommit{head}
+	bytes := head.bytes
+	if bytes > maxGroupBytes {
+		bytes = 0
+	}
+	rest := c.queue[:0]
+	for _, p := range c.queue[1:] {
+		if len(group) < maxGroupCommits && bytes+p.bytes <= maxGroupBytes {
+			group = append(group, p)
+			bytes += p.bytes
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	clear(c.queue[len(rest):]) // the tail would hold on to the writes
+	c.queue = rest
 	return group
 }
 

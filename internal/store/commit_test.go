@@ -308,6 +308,36 @@ func TestAGroupIsBoundedInCommitsAndBytes(t *testing.T) {
 	}
 }
 
+// TestASmallCommitQueuedBehindLargeOnesGoesInTheNextTransaction: one
+// user's large commits cannot make another's small one wait for all of
+// them. Queued behind three commits each over the byte bound, a small one
+// joins the first of their transactions: three groups, not four.
+func TestASmallCommitQueuedBehindLargeOnesGoesInTheNextTransaction(t *testing.T) {
+	ctx := context.Background()
+	huge := []storage.Write{{Key: "k", Value: bytes.Repeat([]byte("x"), store.MaxGroupBytesForTest+1)}}
+	s := openStore(t, filepath.Join(t.TempDir(), "db"))
+	before := lastTxID(t, s)
+	release := holdWriteLock(t, s)
+	first := startLeader(t, s, put("k", "v"))
+	var answers []<-chan error
+	for i := range 3 {
+		answers = append(answers, commitAsync(ctx, s, fmt.Sprint("large", i), huge, 1<<30))
+	}
+	waitQueued(t, s, 3)
+	answers = append(answers, commitAsync(ctx, s, "small", put("k", "v"), 1<<30))
+	waitQueued(t, s, 4)
+	release()
+	for i, errc := range append(answers, first) {
+		if err := answer(t, errc); err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+	}
+	if got, want := lastTxID(t, s)-before, 2+3; got != want {
+		t.Fatalf("%d write transactions committed, want %d: the other writer's, the leader's and 3 groups, the small commit in the first", got, want)
+	}
+	wantValue(t, s, "small", "k", "v")
+}
+
 // The store owns no goroutine for its groups, so Close has none to stop;
 // commits queued when it closes are still each answered: committed, or
 // failed with bbolt's ErrDatabaseNotOpen, never left waiting.
