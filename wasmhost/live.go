@@ -35,8 +35,10 @@ import (
 // Pooled instances (WithInstancePool, pool.go) are charged to the budget
 // too, but to no owner and no gadget: their holding names no gadget until a
 // gadget takes one. They take only free budget, never evicting or waiting,
-// and an instance that needs room evicts the pools' ready instances before
-// any idle live one. Each pool's ready list is guarded by mu.
+// and an instance that needs room closes the pools' ready instances, then
+// ends the fills in progress, before it evicts any idle live one: pool
+// filling never makes a live instance fail or wait for more than the fill's
+// guest takes to stop. Each pool's ready list and fill are guarded by mu.
 type liveSet struct {
 	mu        sync.Mutex
 	max       int
@@ -49,8 +51,9 @@ type liveSet struct {
 	owners map[string]uint64 // bytes charged by each owner's instances; no "" key
 	freed  chan struct{}     // closed, and replaced, whenever memory is released
 
-	pooled uint64                     // bytes charged by pooled instances, part of used
-	pools  map[*instancePool]struct{} // open pools, whose ready instances go first
+	pooled    uint64                     // bytes charged by pooled instances, part of used
+	pools     map[*instancePool]struct{} // open pools, whose ready instances go first
+	fillSlots chan struct{}              // one token per pool fill in progress (maxFills)
 }
 
 // holding is what one instance has charged to the budget, and to whom: g is
@@ -116,15 +119,16 @@ func (b memoryBound) busyHolders(cfg *config) string {
 
 // charge counts n more bytes for the instance of holding h. If they do not
 // fit in the budget, or in the share of the gadget's owner, it makes room
-// (see makeRoom); a pooled instance only takes free budget. It returns
-// withinBounds if the bytes were charged, else the bound they did not fit
-// in; force charges them regardless.
+// (see makeRoom); a pooled instance only takes free budget, and none once
+// its fill was ended (ctx). It returns withinBounds if the bytes were
+// charged, else the bound they did not fit in; force charges them
+// regardless.
 func (l *liveSet) charge(h *holding, n uint64, ctx context.Context, force bool) memoryBound {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	g := h.g
 	if g == nil {
-		if !force && l.used+n > l.budget {
+		if !force && (l.used+n > l.budget || ctx.Err() != nil) {
 			return overBudget
 		}
 		l.used += n
@@ -164,7 +168,8 @@ func (l *liveSet) adopt(h *holding, g *Sandbox, ctx context.Context) memoryBound
 
 // makeRoom returns once share more bytes fit in the share of g's owner and
 // budget more bytes fit in the budget. Otherwise it closes pooled instances,
-// then asks idle instances to evict (see evictIdle), and waits for memory to
+// ends pool fills in progress (cancelFills), then asks idle instances to
+// evict (see evictIdle), and waits for memory to
 // be released until ctx ends or budgetWait passes; it then returns the
 // bound that still has no room. With force it returns at once. l.mu is
 // held, and released while it waits.
@@ -195,10 +200,11 @@ func (l *liveSet) makeRoom(g *Sandbox, share, budget uint64, ctx context.Context
 			}
 			l.mu.Lock()
 			continue
-		} else {
-			l.evictIdle(g, l.used+budget-l.budget, "")
+		} else if need, ending := l.used+budget-l.budget, l.cancelFills(); ending < need {
+			l.evictIdle(g, need-ending, "")
 		}
-		// Busy instances may finish, or die, meanwhile.
+		// Busy instances may finish, or die, meanwhile; ended fills will
+		// release their memory as their guest stops.
 		freed := l.freed
 		l.mu.Unlock()
 		select {
@@ -233,6 +239,25 @@ func (l *liveSet) takePooled(need uint64) []*instance {
 		}
 	}
 	return taken
+}
+
+// cancelFills ends the pools' initializations in progress that hold
+// memory, and returns the bytes they hold, which their pool's goroutine
+// releases once the guest has stopped. A fill so ended leaves its pool
+// empty-handed until it is next wanted; it does not count as the module's
+// failure.
+func (l *liveSet) cancelFills() uint64 {
+	var ending uint64
+	for p := range l.pools {
+		if f := p.fill; f != nil && f.held.bytes > 0 {
+			if !f.evicted {
+				f.evicted = true
+				f.cancel()
+			}
+			ending += f.held.bytes
+		}
+	}
+	return ending
 }
 
 // evictIdle asks idle instances other than g's, of owner only unless owner

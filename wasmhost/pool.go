@@ -29,12 +29,23 @@ import (
 // never seen by any gadget. An instance is handed out once and never comes
 // back.
 //
+// Filling never costs a live instance memory: a fill takes only free
+// budget, and an instance that needs room closes ready instances and then
+// ends the fills in progress (cancelFills, live.go), whose memory is
+// released as their guest stops; a fill so ended is the budget's doing, not
+// the module's, and the pool tries again only when next wanted. At most
+// maxFills instances initialize at once across the Runtime (live.fillSlots),
+// so many modules' pools together hold at most that many initializations'
+// memory and CPU, not one per module.
+//
 // Goroutines and locking: run, one goroutine per pool, alone starts
 // instances, one at a time, and owns each until it puts it in ready. ready
-// is guarded by the Runtime's live.mu, since the liveSet takes ready
-// instances to make room (takePooled); whoever removes an instance from
-// ready owns it (a gadget's worker through take, or makeRoom, or close).
-// The pool's state for PoolStats is guarded by live.mu too.
+// and fill are guarded by the Runtime's live.mu, since the liveSet takes
+// ready instances and ends fills to make room (takePooled, cancelFills);
+// whoever removes an instance from ready owns it (a gadget's worker through
+// take, or makeRoom, or close). stand.ctx is the current fill's context;
+// only run sets and reads it (newInstance). The pool's state for PoolStats
+// is guarded by live.mu too.
 type instancePool struct {
 	mod   *Module
 	size  int
@@ -48,12 +59,20 @@ type instancePool struct {
 
 	// Guarded by mod.rt.live.mu.
 	ready     []*instance // initialized, belonging to no gadget; oldest first
+	fill      *poolFill   // the initialization in progress, if any
 	started   uint64      // initializations begun
 	failed    uint64      // initializations that failed (not for want of room)
 	handedOut uint64
 	stopped   error // why the pool stopped filling for good, if it did
 
 	calledHost chan struct{} // closed by hostStandIn: this module's init calls the host
+}
+
+// poolFill is a pool's initialization in progress. Guarded by live.mu.
+type poolFill struct {
+	held    *holding           // what the instance has charged so far
+	cancel  context.CancelFunc // ends the initialization, and so the guest
+	evicted bool               // makeRoom ended it for its memory
 }
 
 // Pool tuning. A refill begins poolRefillDelay after it is wanted, so that
@@ -66,6 +85,10 @@ const (
 	poolRefillDelay = 10 * time.Millisecond
 	poolRetryDelay  = 100 * time.Millisecond
 	poolMaxFailures = 3
+	// maxFills bounds the initializations in progress across a Runtime's
+	// pools: one, so that a user with many modules whose initialization is
+	// slow or hungry holds at most one fill's memory and one core.
+	maxFills = 1
 )
 
 var (
@@ -88,6 +111,9 @@ func newInstancePool(m *Module, size int) *instancePool {
 	l := &m.rt.live
 	l.mu.Lock()
 	l.pools[p] = struct{}{}
+	if l.fillSlots == nil {
+		l.fillSlots = make(chan struct{}, maxFills)
+	}
 	l.mu.Unlock()
 	go p.run()
 	return p
@@ -155,8 +181,9 @@ func (p *instancePool) run() {
 }
 
 // refill starts instances until the pool is full. It stops early, to try
-// again when next wanted, when the budget has no room; it returns false
-// when the pool is closed or has stopped for good.
+// again when next wanted, when the budget has no room or a live instance
+// took the fill's memory back; it returns false when the pool is closed or
+// has stopped for good.
 func (p *instancePool) refill() bool {
 	l := &p.mod.rt.live
 	failures := 0
@@ -164,36 +191,21 @@ func (p *instancePool) refill() bool {
 	for {
 		l.mu.Lock()
 		full := len(p.ready) >= p.size
-		if !full {
-			p.started++
-		}
 		l.mu.Unlock()
 		if full {
 			return true
 		}
-		inst, err := newInstance(p.stand, &holding{})
-		select {
-		case <-p.calledHost:
-			if err == nil {
-				inst.close(errInitCallsHost)
-			}
+		inst, kept, evicted, err := p.fillOne()
+		switch {
+		case isClosed(p.calledHost):
 			p.stop(errInitCallsHost)
 			return false
-		default:
-		}
-		switch {
 		case p.ctx.Err() != nil:
-			if err == nil {
-				inst.close(errPoolClosed)
-			}
 			return false
-		case err == nil:
+		case kept:
 			failures, delay = 0, poolRetryDelay
-			l.mu.Lock()
-			p.ready = append(p.ready, inst)
-			l.mu.Unlock()
 			continue
-		case inst.refused != withinBounds:
+		case evicted || inst.refused != withinBounds:
 			return true // no room: not the guest's fault
 		}
 		l.mu.Lock()
@@ -207,6 +219,63 @@ func (p *instancePool) refill() bool {
 			return false
 		}
 		delay *= 2
+	}
+}
+
+// fillOne initializes one instance, once it has one of the Runtime's
+// maxFills slots, under a context that makeRoom cancels to take its memory
+// back (cancelFills). It puts the instance in ready, and reports kept, only
+// if it started and was neither evicted meanwhile nor made by a closing pool
+// or a host-calling initialization; otherwise it closes it. inst is nil only
+// if the pool closed before the fill began.
+func (p *instancePool) fillOne() (inst *instance, kept, evicted bool, err error) {
+	l := &p.mod.rt.live
+	select {
+	case l.fillSlots <- struct{}{}:
+	case <-p.ctx.Done():
+		return nil, false, false, errPoolClosed
+	}
+	defer func() { <-l.fillSlots }()
+	ctx, cancel := context.WithCancel(p.ctx)
+	defer cancel()
+	fill := &poolFill{held: &holding{}, cancel: cancel}
+	l.mu.Lock()
+	p.started++
+	p.fill = fill
+	l.mu.Unlock()
+
+	p.stand.ctx = ctx
+	inst, err = newInstance(p.stand, fill.held)
+	hostCalled := isClosed(p.calledHost)
+
+	l.mu.Lock()
+	p.fill = nil
+	evicted = fill.evicted
+	kept = err == nil && !evicted && !hostCalled && p.ctx.Err() == nil
+	if kept {
+		p.ready = append(p.ready, inst)
+	}
+	l.mu.Unlock()
+	if err == nil && !kept {
+		cause := errPoolEvicted
+		switch {
+		case hostCalled:
+			cause = errInitCallsHost
+		case p.ctx.Err() != nil:
+			cause = errPoolClosed
+		}
+		inst.close(cause)
+	}
+	return inst, kept, evicted, err
+}
+
+// isClosed reports whether c is closed.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 

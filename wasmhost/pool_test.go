@@ -6,7 +6,9 @@ package wasmhost_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -337,4 +339,88 @@ func TestPoolUnusedForTheIdleTimeoutIsEmptied(t *testing.T) {
 	waitFor(t, "no memory in use", func() bool { return w.rt.MemoryInUse() == 0 })
 	wantErr(t, "open again", openGuest(g.gadget), "held")
 	waitPool(t, mod, "refilled", readyIs(2))
+}
+
+// hogInitGuest is a module whose initialization grows its memory 64 KiB at
+// a time up to pages pages, stopping quietly when refused, and then spins
+// until its deadline: the pool-hog attack's blueprint (F1).
+func hogInitGuest(t *testing.T, pages int) []byte {
+	return wat(t, fmt.Sprintf(`(module
+  (memory (export "memory") 1)
+  (func (export "_initialize")
+    (local $n i32)
+    (block $done (loop $grow
+      (br_if $done (i32.ge_u (local.get $n) (i32.const %d)))
+      (br_if $done (i32.eq (memory.grow (i32.const 1)) (i32.const -1)))
+      (local.set $n (i32.add (local.get $n) (i32.const 1)))
+      (br $grow)))
+    (loop $spin (br $spin)))
+  (func (export "gadgetd_alloc") (param i32) (result i32) i32.const 0)
+  (func (export "gadgetd_deliver") (param i32 i32) (result i64) i64.const 0))`, pages))
+}
+
+// poolHogWorld is the pool-hog attack in miniature: mallory's gadgets of
+// modules whose initialization grows to 8 MiB and spins fill her 24 MiB
+// share of a 48 MiB budget with busy instances, and each start wakes its
+// module's pool, whose fills run the same initialization. It returns once
+// mallory's share is full and a fill holds its 8 MiB, with the modules.
+func poolHogWorld(t *testing.T, modules int) (*poolWorld, []*wasmhost.Module) {
+	t.Helper()
+	w := newPoolWorld(t, wasmhost.WithInstancePool(2), wasmhost.WithMemoryBudget(48*mib),
+		wasmhost.WithMemoryShare(24*mib), wasmhost.WithMemoryLimit(24*mib), wasmhost.WithCallTimeout(10*time.Second))
+	var opens sync.WaitGroup
+	t.Cleanup(opens.Wait) // after the gadgets' cleanups close them
+	var mods []*wasmhost.Module
+	for i := range modules {
+		mods = append(mods, w.compile(t, hogInitGuest(t, 128)))
+		hog := w.gadget(t, mods[i], fmt.Sprintf("hog%d", i), wasmhost.WithOwner("mallory"))
+		opens.Add(1)
+		go func() {
+			defer opens.Done()
+			openGuest(hog.gadget) // spins until its deadline, or the gadget closes
+		}()
+	}
+	waitFor(t, "mallory's share full and a fill holding 8 MiB", func() bool {
+		mallory := w.rt.MemoryInUseBy("mallory")
+		return mallory >= 23*mib && w.rt.MemoryInUse()-mallory >= 8*mib
+	})
+	return w, mods
+}
+
+// Guards: makeRoom ending pool fills in progress (cancelFills, live.go)
+// before it evicts or waits, and a fill ended so not counting as the
+// module's failure. Mallory's busy gadgets hold her whole share and her
+// pools' fills are initializing; bob, who holds nothing, starts a gadget
+// that needs 20 MiB, which fits only if the fills give their memory back.
+// Without that, the fills held the budget until their deadline and bob's
+// start failed: "is in use by busy instances".
+func TestPoolFillsInProgressGiveWayToALiveStart(t *testing.T) {
+	w, hogs := poolHogWorld(t, 4)
+	bob := w.gadget(t, w.compile(t, declaredMemoryGuest(t, 320)), "bob", wasmhost.WithOwner("bob")) // 20 MiB
+	wantErr(t, "open bob", openGuest(bob.gadget), "held")
+	if got := w.rt.MemoryInUseBy("bob"); got < 20*mib {
+		t.Fatalf("bob holds %d MiB, want his 20", got/mib)
+	}
+	for _, hog := range hogs {
+		if s := hog.PoolStats(); s.Failed != 0 || s.Stopped != nil {
+			t.Fatalf("a fill ended for bob counted as the module's failure: %+v", s)
+		}
+	}
+}
+
+// Guards: maxFills, the Runtime's bound on pool fills in progress
+// (instancePool.fillOne). Mallory's four modules' pools all want filling,
+// and the budget has room for three of their fills; only one runs at a
+// time, so her pools never hold more than one fill's 8 MiB. Without the
+// bound every pool filled at once, together taking all the free budget.
+func TestPoolFillsAcrossModulesRunOneAtATime(t *testing.T) {
+	w, _ := poolHogWorld(t, 4)
+	const oneFill = 8*mib + 2*mib // its memory, its first page and slack
+	var most uint64
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		most = max(most, w.rt.MemoryInUse()-w.rt.MemoryInUseBy("mallory"))
+	}
+	if most > oneFill {
+		t.Fatalf("pool fills held %d MiB at once, more than one fill's 8", most/mib)
+	}
 }
