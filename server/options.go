@@ -216,6 +216,20 @@ func WithMaxInFlightTotal(calls int, bytes uint64) Option {
 	}
 }
 
+// WithMaxReceiving bounds the bytes of messages still arriving (sent in
+// part, not yet whole): on all the connections of one logged-in user
+// together, and on all connections. Past the first, the user's next
+// message closes its own connection with an error naming the per-user
+// limit, so no one user can fill the server's budget; past the second,
+// whoever's message would pass it. Zero keeps the default total (256 MiB);
+// a zero perUser is a quarter of the total.
+func WithMaxReceiving(perUser, total uint64) Option {
+	return func(c *config) {
+		c.conn.MaxReceiving = positiveOr(total, c.conn.MaxReceiving)
+		c.conn.MaxUserReceiving = positiveOr(perUser, c.conn.MaxReceiving/4)
+	}
+}
+
 // WithMaxCapTable bounds the capability table of one incoming message; a
 // peer past it is disconnected.
 func WithMaxCapTable(n int) Option {

@@ -9,6 +9,9 @@ package rpcguard
 // the connection closes with the call unanswered. The per-connection bounds
 // alone let one user with many connections, or many users, make the server
 // hold gigabytes; these make the totals bounded whatever the connections.
+// A user's budget also carries its share of the server's budget of
+// messages still arriving (recvBudget, codec.go), which the connections'
+// readers take from as bytes arrive, without mu.
 //
 // User budgets live in Server.users while a connection of the user is open,
 // and after, until the user's log rate limit has rested: a connection joins
@@ -35,6 +38,10 @@ type inFlight struct {
 	unsent uint64   // bytes of messages for these connections not yet written (sendqueue.go)
 	conns  int      // connections charging it; for user budgets, guarded by Server.usersMu
 	log    *rateLog // lines about a user's connections; nil for the server's budget
+
+	// receiving is a user's share of the server's budget of messages still
+	// arriving (codec.go); nil for the server's budget.
+	receiving *recvBudget
 }
 
 func newInFlight(who string, maxCalls int, maxBytes uint64) *inFlight {
@@ -101,6 +108,7 @@ func (s *Server) joinUser(user string) (*inFlight, error) {
 	if b == nil {
 		b = newInFlight(fmt.Sprintf("user %q", user), s.lim.MaxUserInFlight, s.lim.MaxUserInFlightBytes)
 		b.log = newUserLog(s.logger, user)
+		b.receiving = newUserRecv(user, s.lim.MaxUserReceiving, s.recv)
 		s.users[user] = b
 	}
 	if b.conns >= s.lim.MaxUserConns {

@@ -38,7 +38,10 @@ type codec struct {
 	framed MessageConn // conn, if its transport delimits messages itself; nil for a stream
 	lim    Limits
 	budget func() Budget // what the peer has earned so far
-	recv   *recvBudget   // shared by a Server's connections; nil: unbounded
+	// recv is what the peer's unfinished messages take from: its user's
+	// share once it has logged in (which takes from the server's budget
+	// too), the server's budget before; nil: unbounded (a Transport alone).
+	recv   atomic.Pointer[recvBudget]
 	reader deadlineReader
 
 	mu  sync.Mutex
@@ -74,7 +77,7 @@ func (c *codec) Decode() (*capnp.Message, error) {
 	} else {
 		// The size limit is read once the message has started: a login that
 		// succeeded while the reader waited lifts it for the very next message.
-		buf, err = readFrame(&c.reader, func() uint64 { return c.budget().MaxMessageSize }, c.recv)
+		buf, err = readFrame(&c.reader, func() uint64 { return c.budget().MaxMessageSize }, c.recv.Load)
 	}
 	if err != nil {
 		var ne net.Error
@@ -99,7 +102,7 @@ func (c *codec) decodeFramed() ([]byte, error) {
 	if err := c.conn.SetReadDeadline(time.Now().Add(c.lim.MessageTimeout)); err != nil {
 		return nil, err
 	}
-	buf, err := readFrame(r, func() uint64 { return limit }, c.recv)
+	buf, err := readFrame(r, func() uint64 { return limit }, c.recv.Load)
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, fmt.Errorf("%w: a transport message ended inside the Cap'n Proto message it carries; send each message in one", ErrProtocol)
 	}
@@ -118,8 +121,11 @@ func (c *codec) decodeFramed() ([]byte, error) {
 
 // readFrame reads one framed message from r, of at most the bytes limit
 // returns once the message's first word has arrived. The body's bytes are
-// taken from recv as they arrive and given back once the message is whole.
-func readFrame(r io.Reader, limit func() uint64, recv *recvBudget) ([]byte, error) {
+// taken from the budget recv returns as they arrive and given back once the
+// message is whole. Like limit, recv is asked once the header is in, after
+// a login that succeeded meanwhile (Transport.Authenticated switches the
+// budget before it lifts the limit).
+func readFrame(r io.Reader, limit func() uint64, recv func() *recvBudget) ([]byte, error) {
 	buf := make([]byte, 8, 64)
 	if _, err := io.ReadFull(r, buf[:4]); err != nil {
 		return nil, err
@@ -140,12 +146,12 @@ func readFrame(r io.Reader, limit func() uint64, recv *recvBudget) ([]byte, erro
 	if max := limit(); total > max {
 		return nil, fmt.Errorf("%w: message of %d bytes; the limit is %d", ErrLimit, total, max)
 	}
-	taken := 0
-	defer func() { recv.give(taken) }()
+	budget, taken := recv(), 0
+	defer func() { budget.give(taken) }()
 	for uint64(len(buf)) < total {
 		n := int(min(total-uint64(len(buf)), readChunk))
-		if !recv.take(n) {
-			return nil, fmt.Errorf("%w: the server is already receiving %d MiB of unfinished messages; send this one later", ErrLimit, recv.max>>20)
+		if err := budget.take(n); err != nil {
+			return nil, err
 		}
 		taken += n
 		buf = slices.Grow(buf, n)
@@ -157,27 +163,53 @@ func readFrame(r io.Reader, limit func() uint64, recv *recvBudget) ([]byte, erro
 	return buf, nil
 }
 
-// recvBudget bounds the bytes of messages still arriving on all of a
-// Server's connections: each one alone is within its message limit, but
-// many peers each part-way through a large message would add up.
+// recvBudget bounds the bytes of messages still arriving: each message alone
+// is within its limit, but many peers each part-way through a large one
+// would add up. A Server has one for all its connections, and each user
+// that has connections logged in a share of it (its parent), so that one
+// user's stalled messages cannot fill the server's budget and get every
+// other peer's next message refused (an outside tester did that with 33
+// connections). A nil *recvBudget is no bound.
 type recvBudget struct {
-	max  int64
-	used atomic.Int64
+	max     int64
+	parent  *recvBudget // also taken from; nil for the server's own
+	refusal string      // why a message that would pass max is refused
+	used    atomic.Int64
 }
 
-func (b *recvBudget) take(n int) bool {
+// newServerRecv returns a Server's budget of max bytes.
+func newServerRecv(max uint64) *recvBudget {
+	return &recvBudget{max: int64(max), refusal: fmt.Sprintf("the server is already receiving %s of unfinished messages; send this one later", mib(max))}
+}
+
+// newUserRecv returns user's share of max bytes of the server's budget.
+func newUserRecv(user string, max uint64, server *recvBudget) *recvBudget {
+	return &recvBudget{max: int64(max), parent: server, refusal: fmt.Sprintf("user %q already has %s of unfinished messages arriving on its connections, the per-user limit; finish those before starting another", user, mib(max))}
+}
+
+// mib formats n bytes in MiB.
+func mib(n uint64) string { return fmt.Sprintf("%g MiB", float64(n)/(1<<20)) }
+
+// take counts n more bytes arriving, from b and its parent, or from
+// neither and says why.
+func (b *recvBudget) take(n int) error {
 	if b == nil {
-		return true
+		return nil
 	}
 	if b.used.Add(int64(n)) > b.max {
 		b.used.Add(-int64(n))
-		return false
+		return fmt.Errorf("%w: %s", ErrLimit, b.refusal)
 	}
-	return true
+	if err := b.parent.take(n); err != nil {
+		b.used.Add(-int64(n))
+		return err
+	}
+	return nil
 }
 
+// give returns n bytes take counted.
 func (b *recvBudget) give(n int) {
-	if b != nil {
+	for ; b != nil; b = b.parent {
 		b.used.Add(-int64(n))
 	}
 }

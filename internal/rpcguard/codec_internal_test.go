@@ -19,7 +19,7 @@ func TestReadFrameAllocatesWhatArrivesNotWhatTheHeaderClaims(t *testing.T) {
 	frame.Write(make([]byte, 100)) // then the peer stalls
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := readFrame(&frame, func() uint64 { return claimed + 8 }, nil)
+	_, err := readFrame(&frame, func() uint64 { return claimed + 8 }, unbounded)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("readFrame of a truncated message: %v", err)
@@ -37,7 +37,7 @@ func TestReadFrameRefusesAMessageOverTheLimitFromItsHeader(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var frame bytes.Buffer
 			binary.Write(&frame, binary.LittleEndian, header)
-			_, err := readFrame(&frame, func() uint64 { return 64 << 10 }, nil)
+			_, err := readFrame(&frame, func() uint64 { return 64 << 10 }, unbounded)
 			if !errors.Is(err, ErrLimit) {
 				t.Errorf("err = %v, want ErrLimit", err)
 			}
@@ -66,7 +66,7 @@ func TestReadFrameReadsMultiSegmentFramesWithTheirPadding(t *testing.T) {
 		stream.Write(f.Bytes())
 	}
 	for i, w := range want {
-		got, err := readFrame(&stream, func() uint64 { return 1 << 20 }, nil)
+		got, err := readFrame(&stream, func() uint64 { return 1 << 20 }, unbounded)
 		if err != nil {
 			t.Fatalf("frame %d: %v", i, err)
 		}
@@ -75,3 +75,6 @@ func TestReadFrameReadsMultiSegmentFramesWithTheirPadding(t *testing.T) {
 		}
 	}
 }
+
+// unbounded is the receive budget of a Transport alone: none.
+func unbounded() *recvBudget { return nil }

@@ -44,7 +44,7 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*rpc.Conn]struct{}
 
-	recv      *recvBudget // bytes of messages arriving on all connections
+	recv      *recvBudget // bytes of messages arriving on all connections (codec.go)
 	inFlight  *inFlight   // calls in flight on all connections (budget.go)
 	usersMu   sync.Mutex  // not mu: a login joins its user's budget from inside start
 	users     map[string]*inFlight
@@ -95,7 +95,7 @@ func NewServer(bootstrap Bootstrap, maxConns int, lim Limits, logger *slog.Logge
 	return &Server{
 		bootstrap:   bootstrap,
 		lim:         lim,
-		recv:        &recvBudget{max: int64(lim.MaxReceiving)},
+		recv:        newServerRecv(lim.MaxReceiving),
 		inFlight:    newInFlight("server", lim.MaxServerInFlight, lim.MaxServerInFlightBytes),
 		users:       make(map[string]*inFlight),
 		maxConns:    maxConns,
@@ -244,7 +244,7 @@ func (s *Server) start(nc net.Conn, bootstrap Bootstrap) error {
 		return b, nil
 	}
 	t.server = s.inFlight
-	t.codec.recv = s.recv
+	t.codec.recv.Store(s.recv)
 	conn := rpc.NewConn(t, &rpc.Options{
 		BootstrapClient: bootstrap(&Peer{t: t, remote: nc.RemoteAddr()}),
 		Logger:          newConnLog(t, nc.RemoteAddr().String(), s.logger, s.strangerLog),

@@ -110,7 +110,14 @@ type Limits struct {
 	// MaxReceiving bounds the bytes of messages still arriving on all of a
 	// Server's connections together (a Transport alone does not bound it).
 	// A message that would take them past it closes its connection.
-	MaxReceiving uint64
+	// MaxUserReceiving bounds the same for all the connections of one user
+	// (the user Peer.Authenticated names), so that no user can fill
+	// MaxReceiving alone and get everyone else's next message refused;
+	// past it the user's own message closes its connection. Peers that
+	// have not logged in send only small messages
+	// (Unauthenticated.MaxMessageSize), from few connections per address.
+	MaxReceiving     uint64
+	MaxUserReceiving uint64
 
 	// MaxUserInFlight and MaxUserInFlightBytes bound what MaxInFlight and
 	// MaxInFlightBytes bound for one connection, for all the connections
@@ -182,6 +189,7 @@ func DefaultLimits() Limits {
 		MessageTimeout:   30 * time.Second,
 		WriteTimeout:     30 * time.Second,
 		MaxReceiving:     256 << 20,
+		MaxUserReceiving: 64 << 20, // a quarter: four users' worth, as for calls in flight
 		// A user gets two connections' worth of calls, however many
 		// connections it opens; the server four users' worth of bytes.
 		// The process holds about four times the bytes of the calls it
@@ -221,6 +229,7 @@ func (l Limits) withDefaults() Limits {
 	l.MessageTimeout = cmp.Or(l.MessageTimeout, d.MessageTimeout)
 	l.WriteTimeout = cmp.Or(l.WriteTimeout, d.WriteTimeout)
 	l.MaxReceiving = cmp.Or(l.MaxReceiving, max(d.MaxReceiving, 2*l.MaxMessageSize))
+	l.MaxUserReceiving = cmp.Or(l.MaxUserReceiving, max(l.MaxReceiving/4, l.MaxMessageSize))
 	l.MaxUserInFlight = cmp.Or(l.MaxUserInFlight, d.MaxUserInFlight)
 	l.MaxUserConns = cmp.Or(l.MaxUserConns, d.MaxUserConns)
 	l.MaxUserInFlightBytes = cmp.Or(l.MaxUserInFlightBytes, max(d.MaxUserInFlightBytes, l.MaxMessageSize))
@@ -394,6 +403,7 @@ func (t *Transport) Authenticated(user string) error {
 		t.user = b
 		t.mu.Unlock()
 		t.userLog.Store(b.log)
+		t.codec.recv.Store(b.receiving) // before the limit lifts: see readFrame
 	}
 	t.authDone = true
 	t.authenticated.Store(true)

@@ -23,13 +23,20 @@ import (
 // succeeds, or the login's error as their bootstrap capability.
 func serveLogins(t *testing.T, lim rpcguard.Limits, logger *slog.Logger) (port string) {
 	t.Helper()
+	_, port = startLogins(t, lim, logger)
+	return port
+}
+
+// startLogins is serveLogins, and also returns the server.
+func startLogins(t *testing.T, lim rpcguard.Limits, logger *slog.Logger) (srv *rpcguard.Server, port string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	bootstrap := capnp.Client((&plaincounter.Counter{}).Client())
 	t.Cleanup(bootstrap.Release)
-	srv := rpcguard.NewServer(func(p *rpcguard.Peer) capnp.Client {
+	srv = rpcguard.NewServer(func(p *rpcguard.Peer) capnp.Client {
 		host, _, _ := net.SplitHostPort(p.RemoteAddr().String())
 		if err := p.Authenticated(host); err != nil {
 			return capnp.ErrorClient(err)
@@ -43,7 +50,7 @@ func serveLogins(t *testing.T, lim rpcguard.Limits, logger *slog.Logger) (port s
 		srv.Close(ctx)
 	})
 	_, port, _ = net.SplitHostPort(ln.Addr().String())
-	return port
+	return srv, port
 }
 
 // connectAs dials port from the loopback address user and returns the
