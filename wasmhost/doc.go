@@ -69,8 +69,8 @@
 // module whose initialization calls the host is never pooled), and is given
 // its gadget's Host and owner when handed out. It is handed out once and
 // never returns, so no gadget sees memory another gadget's calls touched.
-// A pool refills in the background, one instance at a time; an
-// initialization that keeps failing stops it.
+// A pool refills in the background, one instance at a time across all of
+// the Runtime's pools; an initialization that keeps failing stops it.
 //
 // # Memory
 //
@@ -86,10 +86,15 @@
 // room by evicting its own idle instances only. Each instance's linear
 // memory and tables together stay within WithMemoryLimit. Pooled instances
 // are charged to the budget but to no owner's share until handed out (then
-// to their gadget's owner, as if it had started them); they only take free
-// budget, and are the first closed when an instance needs room. A native stack
-// grown deep during a call is dropped after it, not kept for the
-// instance's life.
+// to their gadget's owner, as if it had started them). They only take free
+// budget, and an instance that needs room first closes the pools' ready
+// instances, then ends their initializations in progress (whose memory is
+// released as the guest stops), and only then evicts idle live instances:
+// filling a pool never makes a live instance's start or memory.grow fail.
+// One pooled initialization runs at a time across the Runtime, so a user's
+// many modules hold at most one initialization's memory between them. A
+// native stack grown deep during a call is dropped after it, not kept for
+// the instance's life.
 //
 // # Compiling
 //
