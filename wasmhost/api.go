@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"context"
 	"time"
 
 	"github.com/gadgetd/gadgetd/wasmhost/internal/wasmcheck"
@@ -241,6 +242,7 @@ type gadgetConfig struct {
 	name      string
 	owner     string
 	callScope func() func(error) error
+	values    context.Context // nil: none
 }
 
 // WithName labels the gadget in errors and logs (usually its id).
@@ -267,4 +269,14 @@ func WithOwner(owner string) SandboxOption { return func(c *gadgetConfig) { c.ow
 // scope begins when the wait is over.
 func WithCallScope(begin func() (end func(error) error)) SandboxOption {
 	return func(c *gadgetConfig) { c.callScope = begin }
+}
+
+// WithContextValues gives every call delivered into the guest ctx's values,
+// and so every call the guest makes on a host capability: the context a host
+// service's Send or Recv sees carries them. A service handed to others too
+// tells its own guest's calls by them: the server's Storage lets only its
+// gadget's guest join the call scope. Only the values are used; ctx's
+// deadline and cancellation are not the sandbox's (Close ends it).
+func WithContextValues(ctx context.Context) SandboxOption {
+	return func(c *gadgetConfig) { c.values = context.WithoutCancel(ctx) }
 }

@@ -107,10 +107,14 @@ func (r *Runtime) NewSandbox(m *Module, host schema.Host, opts ...SandboxOption)
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	g.ctx, g.cancel = context.WithCancelCause(context.Background())
 	for _, o := range opts {
 		o(&g.cfg)
 	}
+	parent := g.cfg.values
+	if parent == nil {
+		parent = context.Background()
+	}
+	g.ctx, g.cancel = context.WithCancelCause(parent)
 	if g.cfg.name == "" {
 		g.cfg.name = "gadget"
 	}
