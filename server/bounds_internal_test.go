@@ -346,7 +346,7 @@ func TestDelegatedStorageCallsOverAConnectionAreTransactionsOfTheirOwn(t *testin
 	st, guestSide := testStorage(s, "g")
 	defer guestSide.Release()
 	peer := overConnection(t, capnp.Client(guestSide))
-	ctx := context.Background()
+	ctx := st.guestValues() // the guest's calls carry it; none crosses a connection
 
 	end := st.begin()
 	if err := put(ctx, guestSide, "guest-key", []byte("unsaved")); err != nil {

@@ -257,8 +257,9 @@ func (s *Server) startLocked(ctx context.Context, g store.GadgetRecord, e *modul
 	h := newHost(lg, s.desk)
 	hostCap := schema.Host(capserver.New(schema.Host_Methods(nil, h), h, h))
 	lg.sandbox = &sandbox{
-		Sandbox: s.rt.NewSandbox(e.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithOwner(g.OwnerID), wasmhost.WithCallScope(lg.storage.begin)),
-		lg:      lg,
+		Sandbox: s.rt.NewSandbox(e.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithOwner(g.OwnerID),
+			wasmhost.WithCallScope(lg.storage.begin), wasmhost.WithContextValues(lg.storage.guestValues())),
+		lg: lg,
 	}
 	lg.use.touch()
 	s.live[g.ID] = lg

@@ -5,15 +5,18 @@ package server
 // budget) are internal/storage's, over the gadget's data in the store. What
 // is the server's: the registry of storages per gadget (Server.storages), so
 // that removeGadget can close them all before it deletes the data; the log
-// line a failed commit leaves; and peerStorage, which makes a delegated
-// client's calls transactions of their own.
+// line a failed commit leaves; and peerStorage, which lets only the
+// gadget's own guest join its calls' transactions: everyone it delegated the
+// capability to (a client, another gadget's guest) gets transactions of
+// their own.
 //
-// Goroutines: an in-process call (the guest's, from its sandbox's worker) is
-// served on the caller's goroutine (storage.Data.Serve through
-// capserver.SendDirect); a call over a connection goes through go-capnp's
-// server and its goroutine. Data orders them all with its own lock, so a
-// guest's call may wait there behind a delegated client's commit, as its
-// own commit at the end of the call may (both within storage.CommitTimeout).
+// Goroutines: an in-process call (the guest's, from its sandbox's worker,
+// or another gadget's guest's, from that gadget's worker) is served on the
+// caller's goroutine (storage.Data.Serve through capserver.SendDirect); a
+// call over a connection goes through go-capnp's server and its goroutine.
+// Data orders them all with its own lock, so a guest's call may wait there
+// behind a delegated caller's commit, as its own commit at the end of the
+// call may (both within storage.CommitTimeout).
 // Storage calls never call back into a gadget, so serving one on the worker
 // cannot deadlock it. Removal reaches both paths: Data.Close fails whatever
 // comes after it, however it arrives.
@@ -96,21 +99,40 @@ func (st *gadgetStorage) capability() schema.Storage {
 	return schema.Storage(capnp.NewClient(&peerStorage{storage: srv, data: st.data}))
 }
 
-// peerStorage is the Storage capability a gadget's Host hands out. A gadget
-// may delegate it to a client, and a client's call must not join the call
-// the guest is running: it would see that call's unsaved writes, and its
-// own writes would commit or vanish with it. go-capnp delivers a call that
-// arrives over a connection through Recv and an in-process call (the
-// guest's own, which wasmhost makes with SendCall) through Send, so Recv
-// marks its context with storage.OwnTransaction and forwards to the Storage
-// server, while Send serves the call at once on the caller's goroutine, in
-// the call scope that is open. Both answer with the server's brand.
+// guestKey marks the context of every call a gadget's own guest makes: its
+// value is the gadget's storage.Data.
+type guestKey struct{}
+
+// guestValues is what the gadget's sandbox gives every call its guest makes
+// (wasmhost.WithContextValues): the mark by which st's capability tells the
+// guest's own calls from everyone else's.
+func (st *gadgetStorage) guestValues() context.Context {
+	return context.WithValue(context.Background(), guestKey{}, st.data)
+}
+
+// peerStorage is the Storage capability a gadget's Host hands out. The
+// guest may delegate it: to a client, and through the client to another
+// gadget. Only the guest's own calls, made from inside a call delivered
+// into it, belong to that call's transaction; anyone else's call must not
+// join it, or it would see the call's unsaved writes, and its own writes
+// would commit or vanish with that call. So every call is a transaction of
+// its own (storage.OwnTransaction) unless its context carries this gadget's
+// guest mark (guestValues), which wasmhost puts on every call a guest makes
+// and on nothing else. How a call arrives does not decide: another gadget's
+// guest, or the kernel, calls in process (Send) just as the guest does;
+// only a call over a connection (Recv) can never be the guest's. Send
+// serves a call at once on the caller's goroutine (the guest's worker, for
+// the guest's own); Recv forwards to the Storage server. Both answer with
+// the server's brand.
 type peerStorage struct {
 	storage capnp.Client // the Storage server, for calls over connections
 	data    *storage.Data
 }
 
 func (p *peerStorage) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
+	if ctx.Value(guestKey{}) != p.data {
+		ctx = storage.OwnTransaction(ctx)
+	}
 	return capserver.SendDirect(s, func(args capnp.Struct, results *capnp.Segment) (capnp.Struct, error) {
 		return p.data.Serve(ctx, s.Method, args, results)
 	})

@@ -99,7 +99,7 @@ func TestStorageOptionsSetTheLimitsEveryGadgetStorageEnforces(t *testing.T) {
 	s := openTestServer(t, WithStorageLimits(8, 16, 40), WithStorageCallLimits(2, 150, 30))
 	st, c := testStorage(s, "g")
 	defer c.Release()
-	ctx := context.Background()
+	ctx := st.guestValues() // the guest's own calls: the call limits apply
 
 	requireContains(t, put(ctx, c, "123456789", nil), "storage key limit: key is 9 bytes, over the limit of 8 bytes")
 	requireContains(t, put(ctx, c, "k", make([]byte, 17)), `storage value limit: value for "k" is 17 bytes, over the limit of 16 bytes`)
@@ -166,13 +166,15 @@ func TestInProcessStorageCallsAreAnsweredAtOnceAndFailOnceTheGadgetIsRemoved(t *
 	}
 }
 
-// The in-process fast path serves a call in the call scope that is open:
-// the writes commit when the call succeeds and vanish when it fails.
+// The in-process fast path serves the guest's own call (its context
+// carries the gadget's guest mark, as wasmhost gives it) in the call scope
+// that is open: the writes commit when the call succeeds and vanish when it
+// fails.
 func TestInProcessStorageWritesCommitOrRollBackWithTheCall(t *testing.T) {
 	s := openTestServer(t)
 	st, c := testStorage(s, "g")
 	defer c.Release()
-	ctx := context.Background()
+	ctx := st.guestValues()
 
 	end := st.begin()
 	if err := put(ctx, c, "failed", []byte("v")); err != nil {
@@ -209,7 +211,7 @@ func TestAFailedCommitFailsTheCallAndIsLogged(t *testing.T) {
 	st, c := testStorage(s, "g")
 	defer c.Release()
 	end := st.begin()
-	if err := put(context.Background(), c, "k", []byte("v")); err != nil {
+	if err := put(st.guestValues(), c, "k", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.store.Close(); err != nil {

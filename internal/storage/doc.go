@@ -8,8 +8,10 @@
 // buffered, its reads (Get and List) see them, and when the call returns
 // they are committed together, in the order the call first wrote each key,
 // or discarded if the call failed. A write outside any call scope, or made
-// with a context from OwnTransaction (a client calling a Storage the gadget
-// delegated to it), is a transaction of its own and commits at once.
+// with a context from OwnTransaction, is a transaction of its own and
+// commits at once: the server gives every caller but the gadget's own guest
+// such a context (a client, or another gadget, using a Storage the gadget
+// delegated), so that only the guest's calls join its running call.
 //
 // Every write is checked against Limits: the size of a key, of a value and
 // of all the gadget's data; and, inside a call, how many keys the call has

@@ -12,7 +12,8 @@ import (
 
 // Methods returns the schema.Storage methods that serve d, for
 // capserver.New. Each call runs in the call scope that is open, unless its
-// context is from OwnTransaction.
+// context is from OwnTransaction: deciding which callers get one is the
+// caller's part (the server's peerStorage gives it to all but the guest).
 func (d *Data) Methods() []server.Method { return schema.Storage_Methods(nil, storageServer{d}) }
 
 // Serve runs the schema.Storage method m with args on the caller's

@@ -1,0 +1,22 @@
+# The session of the delegate test guest (server/internal/testguests/delegate):
+# a gadget that hands out its Storage, and uses a Storage it is handed.
+
+@0x894307343cbc1002;
+
+using Go = import "/go.capnp";
+$Go.package("delegatepb");
+$Go.import("github.com/gadgetd/gadgetd/server/internal/testguests/delegate/delegatepb");
+
+interface Delegate {
+  storage @0 () -> (storage :Capability);
+  # The gadget's own Storage (Host.storage), delegated to the caller.
+
+  writeThenFail @1 (key :Text, value :Data, until :Text, ms :UInt32) -> ();
+  # Puts key = value through the gadget's own Storage, logs "written", then
+  # reads key `until` every 5 ms until it exists (for at most ms), and fails
+  # on purpose: the call's write must be discarded with it.
+
+  use @2 (storage :Capability, get :Text, putKey :Text, putValue :Data) -> (value :Data, found :Bool);
+  # Through the Storage it is handed, not its own: reads key `get`, then
+  # puts putKey = putValue, and answers what it read.
+}

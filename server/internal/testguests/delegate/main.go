@@ -1,0 +1,118 @@
+// Command delegate is a test gadget that hands out its Storage and uses a
+// Storage it is handed (a delegatepb.Delegate session): with two gadgets of
+// it, a client can pass one gadget's delegated Storage to the other while
+// the first is inside a call that will fail (server's
+// TestADelegatedStorageUsedByAnotherGadgetIsNotPartOfTheRunningCall).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/guest"
+	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server/internal/testguests/delegate/delegatepb"
+)
+
+func init() { guest.Serve(app{}) }
+
+func main() {}
+
+type app struct{}
+
+func (app) Open(ctx context.Context, call schema.Guest_open) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetSession(capnp.Client(delegatepb.Delegate_ServerToClient(session{})))
+}
+
+type session struct{}
+
+func (session) Storage(ctx context.Context, call delegatepb.Delegate_storage) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	// guest.Storage's capability is borrowed: the results take a reference
+	// of their own.
+	return res.SetStorage(capnp.Client(guest.Storage(ctx)).AddRef())
+}
+
+func (session) WriteThenFail(ctx context.Context, call delegatepb.Delegate_writeThenFail) error {
+	args := call.Args()
+	key, _ := args.Key()
+	value, _ := args.Value()
+	until, _ := args.Until()
+	if err := put(ctx, guest.Storage(ctx), key, value); err != nil {
+		return err
+	}
+	log(ctx, "written")
+	for deadline := time.Now().Add(time.Duration(args.Ms()) * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		_, found, err := get(ctx, guest.Storage(ctx), until)
+		if err != nil {
+			return err
+		}
+		if found {
+			return errors.New("writeThenFail fails on purpose: its write must be discarded")
+		}
+	}
+	return fmt.Errorf("writeThenFail gave up: %q did not appear within %d ms", until, args.Ms())
+}
+
+func (session) Use(ctx context.Context, call delegatepb.Delegate_use) error {
+	args := call.Args()
+	st := schema.Storage(args.Storage())
+	key, _ := args.Get()
+	putKey, _ := args.PutKey()
+	putValue, _ := args.PutValue()
+	value, found, err := get(ctx, st, key)
+	if err != nil {
+		return err
+	}
+	if err := put(ctx, st, putKey, putValue); err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	res.SetFound(found)
+	return res.SetValue(value)
+}
+
+func get(ctx context.Context, st schema.Storage, key string) ([]byte, bool, error) {
+	res, release, err := st.GetSync(ctx, func(p schema.Storage_get_Params) error { return p.SetKey(key) })
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
+	v, err := res.Value()
+	return append([]byte(nil), v...), res.Found(), err
+}
+
+func put(ctx context.Context, st schema.Storage, key string, value []byte) error {
+	_, release, err := st.PutSync(ctx, func(p schema.Storage_put_Params) error {
+		if err := p.SetKey(key); err != nil {
+			return err
+		}
+		return p.SetValue(value)
+	})
+	if err != nil {
+		return err
+	}
+	release()
+	return nil
+}
+
+func log(ctx context.Context, text string) {
+	_, release, err := guest.Host().LogSync(ctx, func(p schema.Host_log_Params) error { return p.SetText(text) })
+	if err == nil {
+		release()
+	}
+}
