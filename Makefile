@@ -143,6 +143,7 @@ fmt-check:
 
 .PHONY: vet
 vet:
+	$(GO) build ./...
 	$(GO) vet ./...
 	@pkgs=$$(scripts/wasmpkgs.sh | tr "\n" " "); \
 	if [ -n "$$pkgs" ]; then \

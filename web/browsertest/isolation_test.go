@@ -237,18 +237,6 @@ func openFrames(t *testing.T, tab browserTab, url string, protected bool, probes
 	return nonce
 }
 
-// waitUntil polls cond every 100 ms until it holds or d passes.
-func waitUntil(d time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(d); ; time.Sleep(100 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-		if time.Now().After(end) {
-			return false
-		}
-	}
-}
-
 // probesReported waits until every probe reported that it tried, and
 // returns their notes; a probe that never reports fails the test, since a
 // probe that did not run proves nothing.
