@@ -78,3 +78,21 @@ func TestReadFrameReadsMultiSegmentFramesWithTheirPadding(t *testing.T) {
 
 // unbounded is the receive budget of a Transport alone: none.
 func unbounded() *recvBudget { return nil }
+
+// TestAMessageOfTheLargestSizeFitsTheReceiveBudgets: a server that allows
+// larger messages than its receive budgets (the server starts from
+// DefaultLimits, 256 MiB and 64 MiB, and an operator may raise the message
+// size past them) would refuse every such message, even with nothing else
+// arriving; the budgets grow to hold one.
+func TestAMessageOfTheLargestSizeFitsTheReceiveBudgets(t *testing.T) {
+	lim := DefaultLimits()
+	lim.MaxMessageSize = 300 << 20
+	lim = lim.withDefaults()
+	if lim.MaxReceiving < lim.MaxMessageSize || lim.MaxUserReceiving < lim.MaxMessageSize {
+		t.Fatalf("receive budgets %d (server) and %d (per user) for messages of up to %d bytes", lim.MaxReceiving, lim.MaxUserReceiving, lim.MaxMessageSize)
+	}
+	user := newUserRecv("u", lim.MaxUserReceiving, newServerRecv(lim.MaxReceiving))
+	if err := user.take(int(lim.MaxMessageSize)); err != nil {
+		t.Fatalf("a whole message of the largest size, nothing else arriving: %v", err)
+	}
+}

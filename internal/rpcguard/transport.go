@@ -116,6 +116,8 @@ type Limits struct {
 	// past it the user's own message closes its connection. Peers that
 	// have not logged in send only small messages
 	// (Unauthenticated.MaxMessageSize), from few connections per address.
+	// Both are raised to MaxMessageSize if smaller, so that one message of
+	// the largest size can always arrive.
 	MaxReceiving     uint64
 	MaxUserReceiving uint64
 
@@ -230,6 +232,10 @@ func (l Limits) withDefaults() Limits {
 	l.WriteTimeout = cmp.Or(l.WriteTimeout, d.WriteTimeout)
 	l.MaxReceiving = cmp.Or(l.MaxReceiving, max(d.MaxReceiving, 2*l.MaxMessageSize))
 	l.MaxUserReceiving = cmp.Or(l.MaxUserReceiving, max(l.MaxReceiving/4, l.MaxMessageSize))
+	// A receive budget smaller than one message would refuse a message of
+	// the largest size allowed even when nothing else is arriving.
+	l.MaxReceiving = max(l.MaxReceiving, l.MaxMessageSize)
+	l.MaxUserReceiving = max(l.MaxUserReceiving, l.MaxMessageSize)
 	l.MaxUserInFlight = cmp.Or(l.MaxUserInFlight, d.MaxUserInFlight)
 	l.MaxUserConns = cmp.Or(l.MaxUserConns, d.MaxUserConns)
 	l.MaxUserInFlightBytes = cmp.Or(l.MaxUserInFlightBytes, max(d.MaxUserInFlightBytes, l.MaxMessageSize))
