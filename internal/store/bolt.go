@@ -12,6 +12,7 @@ package store
 //	"gadgets"    id -> Gadget
 //	"owners"     / ownerID / gadget id -> empty (index for Gadgets)
 //	"data"       / gadget id / {"kv" / key -> value, "size" -> uint64 BE}
+//	"grants", "grantsby*": shares (shares.go)
 //
 // bbolt serializes writers itself and allows concurrent readers, so the only
 // lock of BoltStore's own is its group committer's (commit.go). Values
@@ -77,6 +78,8 @@ type BoltStore struct {
 	commits *groupCommitter
 	// tokenRevocations counts DeleteToken calls (tokens.go).
 	tokenRevocations atomic.Uint64
+	// shareChanges counts committed changes to grants (shares.go).
+	shareChanges atomic.Uint64
 }
 
 var _ Store = (*BoltStore)(nil)
@@ -95,6 +98,9 @@ func Open(path string) (*BoltStore, error) {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
+		}
+		if err := createShareBuckets(tx); err != nil {
+			return err
 		}
 		return indexTokensWithoutID(tx)
 	})
@@ -325,6 +331,6 @@ func (s *BoltStore) DeleteGadget(ctx context.Context, id string) error {
 		if err := tx.Bucket(bucketData).DeleteBucket([]byte(id)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
 			return err
 		}
-		return nil
+		return s.dropGadgetGrants(tx, id)
 	})
 }

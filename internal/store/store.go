@@ -111,8 +111,33 @@ type Store interface {
 	Gadget(ctx context.Context, id string) (GadgetRecord, error)
 	// Gadgets returns the gadgets ownerID owns, oldest first.
 	Gadgets(ctx context.Context, ownerID string) ([]GadgetRecord, error)
-	// DeleteGadget removes the gadget and all its data.
+	// DeleteGadget removes the gadget, all its data and its grants.
 	DeleteGadget(ctx context.Context, id string) error
+
+	// Shares (shares.go). Access returns gadget gadgetID and userID's
+	// effective role on it; ErrNotFound if either the gadget does not
+	// exist or userID may not reach it.
+	Access(ctx context.Context, gadgetID, userID string) (GadgetRecord, Role, error)
+	// Share gives holderID role on the gadget, as a grant from sharerID
+	// below the grant that gives sharerID their role, replacing the role
+	// of sharerID's grant to holderID if there is one. ErrNotFound if
+	// sharerID may not reach the gadget; ErrDenied if sharerID is a
+	// viewer, role is above sharerID's, or holderID is sharerID or the
+	// owner.
+	Share(ctx context.Context, gadgetID, sharerID, holderID string, role Role) (Grant, error)
+	// Unshare deletes the grants holderID holds on the gadget that byID
+	// made, or all of them if byID is an owner, each with every grant
+	// below it, and returns what it deleted. ErrNotFound if byID may not
+	// reach the gadget.
+	Unshare(ctx context.Context, gadgetID, byID, holderID string) ([]Grant, error)
+	// Grants returns the gadget's grants, oldest first.
+	Grants(ctx context.Context, gadgetID string) ([]Grant, error)
+	// SharedWith returns the gadgets userID reaches through grants, with
+	// the effective role, oldest gadget first.
+	SharedWith(ctx context.Context, userID string) ([]Shared, error)
+	// ShareChanges grows with every committed change to grants, so callers
+	// may cache an access check until it grows.
+	ShareChanges() uint64
 
 	// The gadget's data: these are storage.Store's methods (see there) for
 	// the data of gadgetID; GadgetData binds them to one gadget.
