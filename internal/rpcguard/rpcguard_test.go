@@ -721,18 +721,21 @@ func TestStrangersFromOneAddressAreBounded(t *testing.T) {
 			t.Fatalf("a connection past the limit got abort reason %q", reason)
 		}
 	}
-	// A stranger that leaves makes room.
+	// A stranger that leaves makes room, once the server has seen it go.
+	// Each try waits for the server's verdict, however slow (a try given up
+	// on while the server accepts it would hold the slot it tests for).
 	held[0].conn.Close()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		p := dialRaw(t, strangers)
 		p.bootstrap(0)
-		p.conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		p.conn.SetReadDeadline(deadline)
 		msg, err := p.dec.Decode()
 		if err == nil {
 			if m, _ := rpccp.ReadRootMessage(msg); m.Which() == rpccp.Message_Which_return {
 				break
 			}
 		}
+		p.conn.Close()
 		if time.Now().After(deadline) {
 			t.Fatalf("no room for a new stranger after one left: %v", err)
 		}
