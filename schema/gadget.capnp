@@ -15,9 +15,10 @@ using Gatekeeper = import "gatekeeper.capnp";
 
 enum Role {
   # What a user may do with a gadget. Ordered from least to most power, so the
-  # zero value (viewer) is the safe default for a field nobody set. Today
-  # every caller is the owner of the gadget: sharing, which will give other
-  # users the lesser roles, is planned, and so are gatekeepers.
+  # zero value (viewer) is the safe default for a field nobody set. The
+  # gadget's creator is its owner; everyone else holds the role it was
+  # shared with them at (`Gadget.share`), or less if the share it hangs
+  # below gives less.
 
   viewer @0;
   # May open sessions and see the UI.
@@ -26,7 +27,8 @@ enum Role {
   # May also read the gadget's log (`Gadget.logs`).
 
   owner @2;
-  # Full control, including removal. The creator of a gadget is its owner.
+  # Full control. The creator of a gadget is its owner; a user it is shared
+  # with as owner may do everything but remove it.
 }
 
 struct Caller {
@@ -42,7 +44,10 @@ struct Caller {
   # Human-readable login name, for display only.
 
   role @2 :Role;
-  # The caller's role on this gadget (today always owner; see Role).
+  # The caller's role on this gadget when the session was opened. The
+  # session ends (its calls and its context's fail, disconnected) if the
+  # caller's role drops below it or their share is revoked, so a guest may
+  # rely on it for the session's life.
 }
 
 interface Guest {

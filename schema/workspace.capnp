@@ -39,9 +39,10 @@ struct UserInfo {
 }
 
 interface Workspace {
-  # One user's private workspace: their blueprints and gadgets. A workspace
-  # never shows another user's gadgets; naming another user's gadget id gives
-  # the same "unknown gadget" error as an id that never existed.
+  # One user's private workspace: their blueprints, their gadgets and the
+  # gadgets shared with them. A workspace never shows another user's gadget
+  # that is not shared with this user; naming its id gives the same "unknown
+  # gadget" error as an id that never existed.
 
   blueprints @0 () -> (blueprints :List(BlueprintInfo));
   # The blueprints that can be instantiated: those shipped with the server
@@ -61,7 +62,8 @@ interface Workspace {
   # blueprint's name.
 
   gadgets @3 () -> (gadgets :List(ListedGadget));
-  # The gadgets this user can reach, oldest first, each with its Gadget
+  # The gadgets this user can reach (their own and those shared with them,
+  # `GadgetInfo.sharedBy` tells which), oldest first, each with its Gadget
   # capability: the listing is the authority, no id needs looking up again.
   # Release what you do not keep: each counts against your connection's
   # bound on capabilities held.
@@ -275,7 +277,9 @@ struct TokenInfo {
 }
 
 interface Gadget {
-  # One gadget, as seen by one user with one role.
+  # One gadget, as seen by one user. The user's role is recomputed on every
+  # call (a share revoked or lowered since counts at once), and never
+  # exceeds the role the capability was obtained with.
 
   info @0 () -> (info :GadgetInfo);
 
@@ -298,10 +302,11 @@ interface Gadget {
   # owner only.
 
   remove @5 ();
-  # Deletes the gadget and its storage. Owner only: any other role fails
-  # with "removing gadget ... needs the owner role". A call the gadget is
-  # running fails. Every outstanding capability to it, and every session
-  # opened from it, fails from then on.
+  # Deletes the gadget, its storage and its shares. Its creator only: any
+  # other role fails with "removing gadget ... needs the owner role", and a
+  # user it was shared with as owner with "... only its creator may". A call
+  # the gadget is running fails. Every outstanding capability to it, and
+  # every session opened from it, fails from then on.
 
   frameTicket @6 () -> (ticket :Text, expiresAt :Int64);
   # A ticket for one websocket to this gadget's session, for the browser
@@ -330,6 +335,46 @@ interface Gadget {
   setAutoApprove @10 (binding :Text, method :Text, on :Bool);
   # Approves, as they are queued, the actions of one method of one binding
   # (`on`), or stops doing so. Editor or owner only.
+
+  share @11 (user :Text, role :Gadgets.Role) -> (share :ShareInfo);
+  # Shares this gadget with the user whose login name is `user`, at `role`:
+  # it appears in their workspace (`Workspace.gadgets`, `Workspace.open`).
+  # You may share at most at your own role, and a viewer may not share at
+  # all. The share hangs below yours: it ends when yours does, and gives no
+  # more than yours does now. Sharing again with a user you shared with
+  # replaces the role. Sharing with yourself, with the owner or with a user
+  # who does not exist fails with an error that says so.
+
+  unshare @12 (user :Text) -> (revoked :UInt32);
+  # Revokes the shares you made to `user` or, if you are an owner, every
+  # share `user` holds on this gadget; each with every share made on the
+  # strength of it (you shared with B and B with C: revoking B's ends C's).
+  # The capabilities those users hold to the gadget, their open sessions
+  # and those sessions' contexts fail from their next call, disconnected.
+  # `revoked` counts the shares ended, those below included. Fails if
+  # `user` holds no share of it you may revoke.
+
+  shares @13 () -> (shares :List(ShareInfo));
+  # Who holds a share of this gadget, from whom, oldest first. Editor or
+  # owner only.
+}
+
+struct ShareInfo {
+  # One share of a gadget: `user` holds `role` because `sharedBy` shared it.
+
+  user @0 :Text;
+  # The holder's login name.
+
+  role @1 :Gadgets.Role;
+  # The role shared. The holder's role is the least along the shares from
+  # the owner to them, so it is less than this if a share above gives less.
+
+  sharedBy @2 :Text;
+  # The sharer's login name.
+
+  createdAt @3 :Int64;
+  # Unix time in milliseconds of the first share from this sharer to this
+  # user (sharing again changes the role, not this).
 }
 
 struct ListedGadget {
@@ -364,6 +409,10 @@ struct GadgetInfo {
 
   createdAt @7 :Int64;
   # Unix time in milliseconds.
+
+  sharedBy @8 :Text;
+  # For a gadget shared with the caller: the login name of who shared it
+  # (of the share the caller's role comes through). Empty for their own.
 }
 
 struct LogLine {

@@ -6789,6 +6789,66 @@ func (c Gadget) SetAutoApprove(ctx context.Context, params func(Gadget_setAutoAp
 
 }
 
+func (c Gadget) Share(ctx context.Context, params func(Gadget_share_Params) error) (Gadget_share_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      11,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "share",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 8, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_share_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_share_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Gadget) Unshare(ctx context.Context, params func(Gadget_unshare_Params) error) (Gadget_unshare_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      12,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "unshare",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_unshare_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_unshare_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Gadget) Shares(ctx context.Context, params func(Gadget_shares_Params) error) (Gadget_shares_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      13,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "shares",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_shares_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_shares_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Gadget) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -6883,6 +6943,12 @@ type Gadget_Server interface {
 	Bindings(context.Context, Gadget_bindings) error
 
 	SetAutoApprove(context.Context, Gadget_setAutoApprove) error
+
+	Share(context.Context, Gadget_share) error
+
+	Unshare(context.Context, Gadget_unshare) error
+
+	Shares(context.Context, Gadget_shares) error
 }
 
 // Gadget_NewServer creates a new Server from an implementation of Gadget_Server.
@@ -6901,7 +6967,7 @@ func Gadget_ServerToClient(s Gadget_Server) Gadget {
 // This can be used to create a more complicated Server.
 func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 11)
+		methods = make([]server.Method, 0, 14)
 	}
 
 	methods = append(methods, server.Method{
@@ -7033,6 +7099,42 @@ func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.SetAutoApprove(ctx, Gadget_setAutoApprove{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      11,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "share",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Share(ctx, Gadget_share{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      12,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "unshare",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Unshare(ctx, Gadget_unshare{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      13,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "shares",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Shares(ctx, Gadget_shares{call})
 		},
 	})
 
@@ -7224,6 +7326,57 @@ func (c Gadget_setAutoApprove) Args() Gadget_setAutoApprove_Params {
 func (c Gadget_setAutoApprove) AllocResults() (Gadget_setAutoApprove_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
 	return Gadget_setAutoApprove_Results(r), err
+}
+
+// Gadget_share holds the state for a server call to Gadget.share.
+// See server.Call for documentation.
+type Gadget_share struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_share) Args() Gadget_share_Params {
+	return Gadget_share_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_share) AllocResults() (Gadget_share_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_share_Results(r), err
+}
+
+// Gadget_unshare holds the state for a server call to Gadget.unshare.
+// See server.Call for documentation.
+type Gadget_unshare struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_unshare) Args() Gadget_unshare_Params {
+	return Gadget_unshare_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_unshare) AllocResults() (Gadget_unshare_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Gadget_unshare_Results(r), err
+}
+
+// Gadget_shares holds the state for a server call to Gadget.shares.
+// See server.Call for documentation.
+type Gadget_shares struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_shares) Args() Gadget_shares_Params {
+	return Gadget_shares_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_shares) AllocResults() (Gadget_shares_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_shares_Results(r), err
 }
 
 // Gadget_List is a list of Gadget.
@@ -8965,6 +9118,610 @@ func (f Gadget_setAutoApprove_Results_Future) Struct() (Gadget_setAutoApprove_Re
 	return Gadget_setAutoApprove_Results(p.Struct()), err
 }
 
+type Gadget_share_Params capnp.Struct
+
+// Gadget_share_Params_TypeID is the unique identifier for the type Gadget_share_Params.
+const Gadget_share_Params_TypeID = 0xe394cacce7f16a6d
+
+func NewGadget_share_Params(s *capnp.Segment) (Gadget_share_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return Gadget_share_Params(st), err
+}
+
+func NewRootGadget_share_Params(s *capnp.Segment) (Gadget_share_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return Gadget_share_Params(st), err
+}
+
+func ReadRootGadget_share_Params(msg *capnp.Message) (Gadget_share_Params, error) {
+	root, err := msg.Root()
+	return Gadget_share_Params(root.Struct()), err
+}
+
+func (s Gadget_share_Params) String() string {
+	str, _ := text.Marshal(0xe394cacce7f16a6d, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_share_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_share_Params) DecodeFromPtr(p capnp.Ptr) Gadget_share_Params {
+	return Gadget_share_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_share_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_share_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_share_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_share_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_share_Params) User() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Gadget_share_Params) HasUser() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_share_Params) UserBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_share_Params) SetUser(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Gadget_share_Params) Role() Role {
+	return Role(capnp.Struct(s).Uint16(0))
+}
+
+func (s Gadget_share_Params) SetRole(v Role) {
+	capnp.Struct(s).SetUint16(0, uint16(v))
+}
+
+// Gadget_share_Params_List is a list of Gadget_share_Params.
+type Gadget_share_Params_List = capnp.StructList[Gadget_share_Params]
+
+// NewGadget_share_Params creates a new list of Gadget_share_Params.
+func NewGadget_share_Params_List(s *capnp.Segment, sz int32) (Gadget_share_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_share_Params](l), err
+}
+
+// Gadget_share_Params_Future is a wrapper for a Gadget_share_Params promised by a client call.
+type Gadget_share_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_share_Params_Future) Struct() (Gadget_share_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_share_Params(p.Struct()), err
+}
+
+type Gadget_share_Results capnp.Struct
+
+// Gadget_share_Results_TypeID is the unique identifier for the type Gadget_share_Results.
+const Gadget_share_Results_TypeID = 0xbfa9553cc63d6d0c
+
+func NewGadget_share_Results(s *capnp.Segment) (Gadget_share_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_share_Results(st), err
+}
+
+func NewRootGadget_share_Results(s *capnp.Segment) (Gadget_share_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_share_Results(st), err
+}
+
+func ReadRootGadget_share_Results(msg *capnp.Message) (Gadget_share_Results, error) {
+	root, err := msg.Root()
+	return Gadget_share_Results(root.Struct()), err
+}
+
+func (s Gadget_share_Results) String() string {
+	str, _ := text.Marshal(0xbfa9553cc63d6d0c, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_share_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_share_Results) DecodeFromPtr(p capnp.Ptr) Gadget_share_Results {
+	return Gadget_share_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_share_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_share_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_share_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_share_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_share_Results) Share() (ShareInfo, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return ShareInfo(p.Struct()), err
+}
+
+func (s Gadget_share_Results) HasShare() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_share_Results) SetShare(v ShareInfo) error {
+	return capnp.Struct(s).SetPtr(0, capnp.Struct(v).ToPtr())
+}
+
+// NewShare sets the share field to a newly
+// allocated ShareInfo struct, preferring placement in s's segment.
+func (s Gadget_share_Results) NewShare() (ShareInfo, error) {
+	ss, err := NewShareInfo(capnp.Struct(s).Segment())
+	if err != nil {
+		return ShareInfo{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+// Gadget_share_Results_List is a list of Gadget_share_Results.
+type Gadget_share_Results_List = capnp.StructList[Gadget_share_Results]
+
+// NewGadget_share_Results creates a new list of Gadget_share_Results.
+func NewGadget_share_Results_List(s *capnp.Segment, sz int32) (Gadget_share_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_share_Results](l), err
+}
+
+// Gadget_share_Results_Future is a wrapper for a Gadget_share_Results promised by a client call.
+type Gadget_share_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_share_Results_Future) Struct() (Gadget_share_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_share_Results(p.Struct()), err
+}
+func (p Gadget_share_Results_Future) Share() ShareInfo_Future {
+	return ShareInfo_Future{Future: p.Future.Field(0, nil)}
+}
+
+type Gadget_unshare_Params capnp.Struct
+
+// Gadget_unshare_Params_TypeID is the unique identifier for the type Gadget_unshare_Params.
+const Gadget_unshare_Params_TypeID = 0xb29f6f387df746f5
+
+func NewGadget_unshare_Params(s *capnp.Segment) (Gadget_unshare_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_unshare_Params(st), err
+}
+
+func NewRootGadget_unshare_Params(s *capnp.Segment) (Gadget_unshare_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_unshare_Params(st), err
+}
+
+func ReadRootGadget_unshare_Params(msg *capnp.Message) (Gadget_unshare_Params, error) {
+	root, err := msg.Root()
+	return Gadget_unshare_Params(root.Struct()), err
+}
+
+func (s Gadget_unshare_Params) String() string {
+	str, _ := text.Marshal(0xb29f6f387df746f5, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_unshare_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_unshare_Params) DecodeFromPtr(p capnp.Ptr) Gadget_unshare_Params {
+	return Gadget_unshare_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_unshare_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_unshare_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_unshare_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_unshare_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_unshare_Params) User() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Gadget_unshare_Params) HasUser() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_unshare_Params) UserBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_unshare_Params) SetUser(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Gadget_unshare_Params_List is a list of Gadget_unshare_Params.
+type Gadget_unshare_Params_List = capnp.StructList[Gadget_unshare_Params]
+
+// NewGadget_unshare_Params creates a new list of Gadget_unshare_Params.
+func NewGadget_unshare_Params_List(s *capnp.Segment, sz int32) (Gadget_unshare_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_unshare_Params](l), err
+}
+
+// Gadget_unshare_Params_Future is a wrapper for a Gadget_unshare_Params promised by a client call.
+type Gadget_unshare_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_unshare_Params_Future) Struct() (Gadget_unshare_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_unshare_Params(p.Struct()), err
+}
+
+type Gadget_unshare_Results capnp.Struct
+
+// Gadget_unshare_Results_TypeID is the unique identifier for the type Gadget_unshare_Results.
+const Gadget_unshare_Results_TypeID = 0xb8a6c3ad343d8447
+
+func NewGadget_unshare_Results(s *capnp.Segment) (Gadget_unshare_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Gadget_unshare_Results(st), err
+}
+
+func NewRootGadget_unshare_Results(s *capnp.Segment) (Gadget_unshare_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Gadget_unshare_Results(st), err
+}
+
+func ReadRootGadget_unshare_Results(msg *capnp.Message) (Gadget_unshare_Results, error) {
+	root, err := msg.Root()
+	return Gadget_unshare_Results(root.Struct()), err
+}
+
+func (s Gadget_unshare_Results) String() string {
+	str, _ := text.Marshal(0xb8a6c3ad343d8447, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_unshare_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_unshare_Results) DecodeFromPtr(p capnp.Ptr) Gadget_unshare_Results {
+	return Gadget_unshare_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_unshare_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_unshare_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_unshare_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_unshare_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_unshare_Results) Revoked() uint32 {
+	return capnp.Struct(s).Uint32(0)
+}
+
+func (s Gadget_unshare_Results) SetRevoked(v uint32) {
+	capnp.Struct(s).SetUint32(0, v)
+}
+
+// Gadget_unshare_Results_List is a list of Gadget_unshare_Results.
+type Gadget_unshare_Results_List = capnp.StructList[Gadget_unshare_Results]
+
+// NewGadget_unshare_Results creates a new list of Gadget_unshare_Results.
+func NewGadget_unshare_Results_List(s *capnp.Segment, sz int32) (Gadget_unshare_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0}, sz)
+	return capnp.StructList[Gadget_unshare_Results](l), err
+}
+
+// Gadget_unshare_Results_Future is a wrapper for a Gadget_unshare_Results promised by a client call.
+type Gadget_unshare_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_unshare_Results_Future) Struct() (Gadget_unshare_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_unshare_Results(p.Struct()), err
+}
+
+type Gadget_shares_Params capnp.Struct
+
+// Gadget_shares_Params_TypeID is the unique identifier for the type Gadget_shares_Params.
+const Gadget_shares_Params_TypeID = 0xc88e2561bed5fcfa
+
+func NewGadget_shares_Params(s *capnp.Segment) (Gadget_shares_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_shares_Params(st), err
+}
+
+func NewRootGadget_shares_Params(s *capnp.Segment) (Gadget_shares_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_shares_Params(st), err
+}
+
+func ReadRootGadget_shares_Params(msg *capnp.Message) (Gadget_shares_Params, error) {
+	root, err := msg.Root()
+	return Gadget_shares_Params(root.Struct()), err
+}
+
+func (s Gadget_shares_Params) String() string {
+	str, _ := text.Marshal(0xc88e2561bed5fcfa, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_shares_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_shares_Params) DecodeFromPtr(p capnp.Ptr) Gadget_shares_Params {
+	return Gadget_shares_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_shares_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_shares_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_shares_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_shares_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Gadget_shares_Params_List is a list of Gadget_shares_Params.
+type Gadget_shares_Params_List = capnp.StructList[Gadget_shares_Params]
+
+// NewGadget_shares_Params creates a new list of Gadget_shares_Params.
+func NewGadget_shares_Params_List(s *capnp.Segment, sz int32) (Gadget_shares_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Gadget_shares_Params](l), err
+}
+
+// Gadget_shares_Params_Future is a wrapper for a Gadget_shares_Params promised by a client call.
+type Gadget_shares_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_shares_Params_Future) Struct() (Gadget_shares_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_shares_Params(p.Struct()), err
+}
+
+type Gadget_shares_Results capnp.Struct
+
+// Gadget_shares_Results_TypeID is the unique identifier for the type Gadget_shares_Results.
+const Gadget_shares_Results_TypeID = 0x88ce1bcecc7a4080
+
+func NewGadget_shares_Results(s *capnp.Segment) (Gadget_shares_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_shares_Results(st), err
+}
+
+func NewRootGadget_shares_Results(s *capnp.Segment) (Gadget_shares_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_shares_Results(st), err
+}
+
+func ReadRootGadget_shares_Results(msg *capnp.Message) (Gadget_shares_Results, error) {
+	root, err := msg.Root()
+	return Gadget_shares_Results(root.Struct()), err
+}
+
+func (s Gadget_shares_Results) String() string {
+	str, _ := text.Marshal(0x88ce1bcecc7a4080, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_shares_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_shares_Results) DecodeFromPtr(p capnp.Ptr) Gadget_shares_Results {
+	return Gadget_shares_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_shares_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_shares_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_shares_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_shares_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_shares_Results) Shares() (ShareInfo_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return ShareInfo_List(p.List()), err
+}
+
+func (s Gadget_shares_Results) HasShares() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_shares_Results) SetShares(v ShareInfo_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewShares sets the shares field to a newly
+// allocated ShareInfo_List, preferring placement in s's segment.
+func (s Gadget_shares_Results) NewShares(n int32) (ShareInfo_List, error) {
+	l, err := NewShareInfo_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return ShareInfo_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Gadget_shares_Results_List is a list of Gadget_shares_Results.
+type Gadget_shares_Results_List = capnp.StructList[Gadget_shares_Results]
+
+// NewGadget_shares_Results creates a new list of Gadget_shares_Results.
+func NewGadget_shares_Results_List(s *capnp.Segment, sz int32) (Gadget_shares_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_shares_Results](l), err
+}
+
+// Gadget_shares_Results_Future is a wrapper for a Gadget_shares_Results promised by a client call.
+type Gadget_shares_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_shares_Results_Future) Struct() (Gadget_shares_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_shares_Results(p.Struct()), err
+}
+
+type ShareInfo capnp.Struct
+
+// ShareInfo_TypeID is the unique identifier for the type ShareInfo.
+const ShareInfo_TypeID = 0x975908ca517dd1f0
+
+func NewShareInfo(s *capnp.Segment) (ShareInfo, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 2})
+	return ShareInfo(st), err
+}
+
+func NewRootShareInfo(s *capnp.Segment) (ShareInfo, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 2})
+	return ShareInfo(st), err
+}
+
+func ReadRootShareInfo(msg *capnp.Message) (ShareInfo, error) {
+	root, err := msg.Root()
+	return ShareInfo(root.Struct()), err
+}
+
+func (s ShareInfo) String() string {
+	str, _ := text.Marshal(0x975908ca517dd1f0, capnp.Struct(s))
+	return str
+}
+
+func (s ShareInfo) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (ShareInfo) DecodeFromPtr(p capnp.Ptr) ShareInfo {
+	return ShareInfo(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s ShareInfo) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s ShareInfo) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s ShareInfo) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s ShareInfo) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s ShareInfo) User() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s ShareInfo) HasUser() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s ShareInfo) UserBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s ShareInfo) SetUser(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s ShareInfo) Role() Role {
+	return Role(capnp.Struct(s).Uint16(0))
+}
+
+func (s ShareInfo) SetRole(v Role) {
+	capnp.Struct(s).SetUint16(0, uint16(v))
+}
+
+func (s ShareInfo) SharedBy() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s ShareInfo) HasSharedBy() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s ShareInfo) SharedByBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s ShareInfo) SetSharedBy(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s ShareInfo) CreatedAt() int64 {
+	return int64(capnp.Struct(s).Uint64(8))
+}
+
+func (s ShareInfo) SetCreatedAt(v int64) {
+	capnp.Struct(s).SetUint64(8, uint64(v))
+}
+
+// ShareInfo_List is a list of ShareInfo.
+type ShareInfo_List = capnp.StructList[ShareInfo]
+
+// NewShareInfo creates a new list of ShareInfo.
+func NewShareInfo_List(s *capnp.Segment, sz int32) (ShareInfo_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 16, PointerCount: 2}, sz)
+	return capnp.StructList[ShareInfo](l), err
+}
+
+// ShareInfo_Future is a wrapper for a ShareInfo promised by a client call.
+type ShareInfo_Future struct{ *capnp.Future }
+
+func (f ShareInfo_Future) Struct() (ShareInfo, error) {
+	p, err := f.Future.Ptr()
+	return ShareInfo(p.Struct()), err
+}
+
 type ListedGadget capnp.Struct
 
 // ListedGadget_TypeID is the unique identifier for the type ListedGadget.
@@ -9084,12 +9841,12 @@ type GadgetInfo capnp.Struct
 const GadgetInfo_TypeID = 0x9114fd5aacb39fdf
 
 func NewGadgetInfo(s *capnp.Segment) (GadgetInfo, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 5})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 6})
 	return GadgetInfo(st), err
 }
 
 func NewRootGadgetInfo(s *capnp.Segment) (GadgetInfo, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 5})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 6})
 	return GadgetInfo(st), err
 }
 
@@ -9239,12 +9996,30 @@ func (s GadgetInfo) SetCreatedAt(v int64) {
 	capnp.Struct(s).SetUint64(16, uint64(v))
 }
 
+func (s GadgetInfo) SharedBy() (string, error) {
+	p, err := capnp.Struct(s).Ptr(5)
+	return p.Text(), err
+}
+
+func (s GadgetInfo) HasSharedBy() bool {
+	return capnp.Struct(s).HasPtr(5)
+}
+
+func (s GadgetInfo) SharedByBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(5)
+	return p.TextBytes(), err
+}
+
+func (s GadgetInfo) SetSharedBy(v string) error {
+	return capnp.Struct(s).SetText(5, v)
+}
+
 // GadgetInfo_List is a list of GadgetInfo.
 type GadgetInfo_List = capnp.StructList[GadgetInfo]
 
 // NewGadgetInfo creates a new list of GadgetInfo.
 func NewGadgetInfo_List(s *capnp.Segment, sz int32) (GadgetInfo_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 24, PointerCount: 5}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 24, PointerCount: 6}, sz)
 	return capnp.StructList[GadgetInfo](l), err
 }
 

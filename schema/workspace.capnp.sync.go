@@ -289,6 +289,66 @@ func (c Gadget) SetAutoApproveSync(ctx context.Context, params func(Gadget_setAu
 	return Gadget_setAutoApprove_Results(res), release, err
 }
 
+// ShareSync calls share and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Gadget) ShareSync(ctx context.Context, params func(Gadget_share_Params) error) (Gadget_share_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      11,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "share",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 8, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_share_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Gadget_share_Results(res), release, err
+}
+
+// UnshareSync calls unshare and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Gadget) UnshareSync(ctx context.Context, params func(Gadget_unshare_Params) error) (Gadget_unshare_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      12,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "unshare",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_unshare_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Gadget_unshare_Results(res), release, err
+}
+
+// SharesSync calls shares and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Gadget) SharesSync(ctx context.Context, params func(Gadget_shares_Params) error) (Gadget_shares_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      13,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "shares",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_shares_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Gadget_shares_Results(res), release, err
+}
+
 // LoginSync calls login and waits for its results, which stay valid until
 // release is called. On a host capability in a gadget the call skips
 // go-capnp's client path (guest/callsync).

@@ -10,28 +10,29 @@ import (
 	"github.com/gadgetd/gadgetd/schema"
 )
 
-// gadgetCap is the Gadget capability one user holds for one gadget, with
-// that user's role. It keeps only the id and re-reads the registry on every
-// call, so it fails with "unknown gadget id" from the moment the gadget is
-// removed.
+// gadgetCap is the Gadget capability one user holds for one gadget. It
+// keeps only the id and re-reads the registry and the user's role on every
+// call (shares.go), so it fails with "unknown gadget id" from the moment the
+// gadget is removed, and, obtained through a share, disconnected from the
+// moment the share is revoked.
 type gadgetCap struct {
 	s    *Server
 	user store.User
 	id   string
-	role schema.Role
-	cred *credential // the token it was obtained with; checks its sessions
+	role schema.Role // the most it grants: the role it was obtained with
+	// shared: obtained through a share rather than as the owner, so losing
+	// access is a revocation.
+	shared bool
+	cred   *credential // the token it was obtained with; checks its sessions
 }
 
 func (g *gadgetCap) record(ctx context.Context) (store.GadgetRecord, error) {
-	return g.s.gadgetFor(ctx, g.user, g.id)
+	a, err := g.access(ctx)
+	return a.Gadget, err
 }
 
 func (g *gadgetCap) Info(ctx context.Context, call schema.Gadget_info) error {
-	rec, err := g.record(ctx)
-	if err != nil {
-		return err
-	}
-	owner, err := g.s.store.User(ctx, rec.OwnerID)
+	a, err := g.access(ctx)
 	if err != nil {
 		return err
 	}
@@ -43,7 +44,8 @@ func (g *gadgetCap) Info(ctx context.Context, call schema.Gadget_info) error {
 	if err != nil {
 		return err
 	}
-	return fillGadgetInfo(info, rec, owner.Name, g.role)
+	names := userNames{s: g.s}
+	return fillGadgetInfo(ctx, info, a, &names)
 }
 
 // Open asks the guest for a session and answers with it once the guest has.
@@ -66,16 +68,18 @@ func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
 	return res.SetSession(session)
 }
 
-// session asks the guest for a session for g's user and role and returns
-// it guarded by g's credential, once the guest has answered. detach runs
-// once the gadget is live, before the guest is asked: Open lets the
-// capability's other calls run from there.
+// session asks the guest for a session for g's user at their role now and
+// returns it guarded by g's credential and, opened through a share, by the
+// role it was opened with, once the guest has answered. detach runs once
+// the gadget is live, before the guest is asked: Open lets the capability's
+// other calls run from there.
 func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, error) {
-	rec, err := g.record(ctx)
+	a, err := g.access(ctx)
 	if err != nil {
 		return capnp.Client{}, err
 	}
-	lg, err := g.s.liveFor(ctx, rec)
+	share := g.shareCheckFor(a)
+	lg, err := g.s.liveFor(ctx, a.Gadget)
 	if err != nil {
 		return capnp.Client{}, err
 	}
@@ -87,12 +91,12 @@ func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, e
 		if err != nil {
 			return err
 		}
-		if err := g.fillCaller(caller); err != nil {
+		if err := g.fillCaller(caller, a.Role); err != nil {
 			return err
 		}
 		// The params (and wasmhost's copy, kept to reopen the session)
 		// hold the only references: the context goes when the session does.
-		return p.SetContext(newSessionContext(g))
+		return p.SetContext(newSessionContext(g, a.Role, share))
 	})
 	defer release()
 	opened, err := ans.Struct()
@@ -103,12 +107,12 @@ func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, e
 	if !session.IsValid() {
 		return capnp.Client{}, fmt.Errorf("gadget %q returned no session from Guest.open", g.id)
 	}
-	return g.cred.guardSession(session.AddRef()), nil
+	return g.cred.guardSession(session.AddRef(), share), nil
 }
 
-// fillCaller describes g's user to the gadget.
-func (g *gadgetCap) fillCaller(caller schema.Caller) error {
-	caller.SetRole(g.role)
+// fillCaller describes g's user, with role, to the gadget.
+func (g *gadgetCap) fillCaller(caller schema.Caller, role store.Role) error {
+	caller.SetRole(schema.Role(role))
 	if err := caller.SetUserId(g.s.pseudonym(g.id, g.user.ID)); err != nil {
 		return err
 	}
@@ -149,11 +153,12 @@ func (g *gadgetCap) Schema(ctx context.Context, call schema.Gadget_schema) error
 }
 
 func (g *gadgetCap) Logs(ctx context.Context, call schema.Gadget_logs) error {
-	if g.role < schema.Role_editor {
-		return fmt.Errorf("reading the logs of gadget %q needs the editor or owner role", g.id)
-	}
-	if _, err := g.record(ctx); err != nil {
+	a, err := g.access(ctx)
+	if err != nil {
 		return err
+	}
+	if a.Role < store.RoleEditor {
+		return fmt.Errorf("reading the logs of gadget %q needs the editor or owner role", g.id)
 	}
 	limit := int(call.Args().Limit())
 	if limit == 0 || limit > maxLogsAnswerLineCount {
@@ -184,13 +189,18 @@ func (g *gadgetCap) Logs(ctx context.Context, call schema.Gadget_logs) error {
 
 // Remove deletes the gadget. Authority to delete is the owner's, so it is
 // checked here, on the capability that carries the role, not on the
-// workspace (docs/RATIONALE.md).
+// workspace (docs/RATIONALE.md); and of owners, only the creator's: a share
+// can give every other power, not the end of everyone else's.
 func (g *gadgetCap) Remove(ctx context.Context, call schema.Gadget_remove) error {
-	if g.role != schema.Role_owner {
-		return fmt.Errorf("removing gadget %q needs the owner role; this capability has the %s role", g.id, g.role)
-	}
-	if _, err := g.record(ctx); err != nil {
+	a, err := g.access(ctx)
+	if err != nil {
 		return err
+	}
+	switch {
+	case a.Role != store.RoleOwner:
+		return fmt.Errorf("removing gadget %q needs the owner role; this capability has the %s role", g.id, a.Role)
+	case a.Gadget.OwnerID != g.user.ID:
+		return fmt.Errorf("removing gadget %q: only its creator may; it is shared with you as owner", g.id)
 	}
 	call.Go() // a call the gadget is running fails; removal waits for it to end
 	return g.s.removeGadget(ctx, g.id)

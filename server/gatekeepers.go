@@ -14,6 +14,7 @@ import (
 	"github.com/gadgetd/gadgetd/gatekeepers"
 	"github.com/gadgetd/gadgetd/gatekeepers/desk"
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
@@ -27,8 +28,8 @@ func (h *host) Gatekeeper(ctx context.Context, call schema.Host_gatekeeper) erro
 		return err
 	}
 	g := desk.Gadget{ID: h.lg.id, OwnerID: h.lg.owner}
-	// Until gadgets are shared, every call a gadget makes is on its
-	// owner's behalf.
+	// Every call a gadget makes is on its owner's behalf, whoever's
+	// session it serves (docs/SECURITY.md, Known gaps).
 	c, err := h.desk.Gatekeeper(ctx, g, h.lg.owner, name)
 	if err != nil {
 		return err
@@ -43,9 +44,13 @@ func (h *host) Gatekeeper(ctx context.Context, call schema.Host_gatekeeper) erro
 
 // needEditor refuses a call that changes what the gadget may reach to a
 // viewer.
-func (g *gadgetCap) needEditor(what string) error {
-	if g.role < schema.Role_editor {
-		return fmt.Errorf("%s of gadget %q needs the editor or owner role; this capability has the %s role", what, g.id, g.role)
+func (g *gadgetCap) needEditor(ctx context.Context, what string) error {
+	a, err := g.access(ctx)
+	if err != nil {
+		return err
+	}
+	if a.Role < store.RoleEditor {
+		return fmt.Errorf("%s of gadget %q needs the editor or owner role; this capability has the %s role", what, g.id, a.Role)
 	}
 	return nil
 }
@@ -59,7 +64,7 @@ func (g *gadgetCap) deskGadget(ctx context.Context) (desk.Gadget, error) {
 }
 
 func (g *gadgetCap) Bind(ctx context.Context, call schema.Gadget_bind) error {
-	if err := g.needEditor("binding a gatekeeper"); err != nil {
+	if err := g.needEditor(ctx, "binding a gatekeeper"); err != nil {
 		return err
 	}
 	dg, err := g.deskGadget(ctx)
@@ -86,7 +91,7 @@ func (g *gadgetCap) Bind(ctx context.Context, call schema.Gadget_bind) error {
 }
 
 func (g *gadgetCap) Unbind(ctx context.Context, call schema.Gadget_unbind) error {
-	if err := g.needEditor("unbinding a gatekeeper"); err != nil {
+	if err := g.needEditor(ctx, "unbinding a gatekeeper"); err != nil {
 		return err
 	}
 	dg, err := g.deskGadget(ctx)
@@ -126,7 +131,7 @@ func (g *gadgetCap) Bindings(ctx context.Context, call schema.Gadget_bindings) e
 }
 
 func (g *gadgetCap) SetAutoApprove(ctx context.Context, call schema.Gadget_setAutoApprove) error {
-	if err := g.needEditor("setting auto-approval"); err != nil {
+	if err := g.needEditor(ctx, "setting auto-approval"); err != nil {
 		return err
 	}
 	dg, err := g.deskGadget(ctx)

@@ -188,13 +188,14 @@ func errUnknownGadget(id string) error {
 	return fmt.Errorf("unknown gadget id %q", id)
 }
 
-// gadgetFor returns the record of gadget id if user may reach it.
-func (s *Server) gadgetFor(ctx context.Context, user store.User, id string) (store.GadgetRecord, error) {
-	g, err := s.store.Gadget(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && g.OwnerID != user.ID {
-		return store.GadgetRecord{}, errUnknownGadget(id)
+// gadgetFor returns gadget id as user reaches it (owned or shared with
+// them), with their role, if they may.
+func (s *Server) gadgetFor(ctx context.Context, user store.User, id string) (store.GadgetAccess, error) {
+	a, err := s.store.Access(ctx, id, user.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.GadgetAccess{}, errUnknownGadget(id)
 	}
-	return g, err
+	return a, err
 }
 
 // liveGadget is a gadget with a sandbox: its Host, Storage and log. shells.go

@@ -12,14 +12,13 @@ import (
 )
 
 // Removing is the owner's authority, carried by the role of the Gadget
-// capability. Every caller is the owner today, so the lesser roles are
-// built here as sharing will build them: the same gadget, the same user, a
-// gadgetCap with another role.
+// capability: one the owner holds attenuated to a lesser role cannot
+// remove. (shares_test.go proves that a user shared with cannot.)
 func TestOnlyTheOwnersGadgetCapabilityCanRemoveIt(t *testing.T) {
 	ctx := context.Background()
 	s, ws, id, w := ownersWorkspace(t)
 	remove := func(role schema.Role) error {
-		g := w.gadgetCap(id, role)
+		g := w.capAt(t, id, role)
 		defer g.Release()
 		f, release := g.Remove(ctx, nil)
 		defer release()
@@ -118,11 +117,11 @@ func TestASlowRemovalDoesNotStallOtherGadgets(t *testing.T) {
 
 // Binding a gatekeeper, removing a binding and setting auto-approval change
 // what a gadget may reach: a viewer's capability can do none of them, and
-// is told so before anything is looked up.
+// is told so before the desk is asked.
 func TestAViewerCannotBindUnbindOrAutoApprove(t *testing.T) {
 	ctx := context.Background()
 	_, _, id, w := ownersWorkspace(t)
-	g := w.gadgetCap(id, schema.Role_viewer)
+	g := w.capAt(t, id, schema.Role_viewer)
 	defer g.Release()
 	for what, call := range map[string]func() error{
 		"binding a gatekeeper": func() error {
@@ -148,10 +147,20 @@ func TestAViewerCannotBindUnbindOrAutoApprove(t *testing.T) {
 	}
 }
 
+// capAt is w's user's Gadget capability for gadget id, attenuated to role.
+func (w *workspace) capAt(t *testing.T, id string, role schema.Role) schema.Gadget {
+	t.Helper()
+	a, err := w.s.gadgetFor(context.Background(), w.user, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Role = min(a.Role, store.Role(role))
+	return w.gadgetCap(a)
+}
+
 // ownersWorkspace is a server with the test counter installed and one
 // gadget of it, id, created over ws, and its owner's workspace w, from
-// which the tests build Gadget capabilities with other roles, as sharing
-// will.
+// which the tests build Gadget capabilities attenuated to lesser roles.
 func ownersWorkspace(t *testing.T) (s *Server, ws schema.Workspace, id string, w *workspace) {
 	t.Helper()
 	s = openTestServer(t)

@@ -4,22 +4,25 @@ import (
 	"context"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
 // sessionContext is the SessionContext lent to a guest with one session
 // (Guest.open's context). It answers from the gadget capability the session
-// was opened through, checked on every call: its credential by the guard
-// (newSessionContext), the gadget and the user's access by record.
+// was opened through, checked on every call: its credential and, opened
+// through a share, the session's role by the guards (newSessionContext),
+// the gadget and the user's access by record.
 type sessionContext struct {
-	g *gadgetCap
+	g    *gadgetCap
+	role store.Role // the session's, as Guest.open was told
 }
 
-// newSessionContext returns the context of a session opened through g,
-// guarded by g's credential like the session itself.
-func newSessionContext(g *gadgetCap) schema.SessionContext {
-	sc := &sessionContext{g: g}
-	return schema.SessionContext(capserver.New(g.cred.guard(schema.SessionContext_Methods(nil, sc)), sc, nil))
+// newSessionContext returns the context of a session opened through g with
+// role, guarded by g's credential and share like the session itself.
+func newSessionContext(g *gadgetCap, role store.Role, share *shareCheck) schema.SessionContext {
+	sc := &sessionContext{g: g, role: role}
+	return schema.SessionContext(capserver.New(share.guard(g.cred.guard(schema.SessionContext_Methods(nil, sc))), sc, nil))
 }
 
 func (sc *sessionContext) Caller(ctx context.Context, call schema.SessionContext_caller) error {
@@ -34,5 +37,5 @@ func (sc *sessionContext) Caller(ctx context.Context, call schema.SessionContext
 	if err != nil {
 		return err
 	}
-	return sc.g.fillCaller(caller)
+	return sc.g.fillCaller(caller, sc.role)
 }

@@ -113,8 +113,12 @@ func newCredential(s *Server, hash store.TokenHash, tok store.Token) *credential
 	return &credential{s: s, hash: hash, id: tok.ID, expiresAt: tok.ExpiresAt}
 }
 
-// check fails if the token has been revoked or has expired since login.
+// check fails if the token has been revoked or has expired since login. A
+// nil credential (see guard) passes.
 func (c *credential) check(ctx context.Context) error {
+	if c == nil {
+		return nil
+	}
 	if !c.expiresAt.IsZero() && !time.Now().Before(c.expiresAt) {
 		return errCapExpired
 	}
@@ -154,22 +158,25 @@ func (c *credential) guard(methods []capnpserver.Method) []capnpserver.Method {
 }
 
 // guardSession wraps a session a guest returned so that every call on it
-// checks c first, taking ownership of session.
-func (c *credential) guardSession(session capnp.Client) capnp.Client {
-	if c == nil {
+// checks c and share (shares.go; nil for the owner's session) first, taking
+// ownership of session.
+func (c *credential) guardSession(session capnp.Client, share *shareCheck) capnp.Client {
+	if c == nil && share == nil {
 		return session
 	}
-	return capnp.NewClient(&guardedSession{session: session, cred: c})
+	return capnp.NewClient(&guardedSession{session: session, cred: c, share: share})
 }
 
 // guardedSession forwards every call straight to the session (same
-// goroutine, no copy), like countedHook, once its credential checks out.
+// goroutine, no copy), like countedHook, once its credential and its share
+// check out.
 // A refused call is answered by a capability built with capserver, so that
 // it takes go-capnp's normal answer path even when calls were pipelined
 // onto it.
 type guardedSession struct {
 	session capnp.Client
 	cred    *credential
+	share   *shareCheck
 
 	refuseOnce sync.Once
 	refuser    capnp.Client // fails every call with refusal; made on first use
@@ -178,6 +185,9 @@ type guardedSession struct {
 
 func (h *guardedSession) target(ctx context.Context) capnp.Client {
 	err := h.cred.check(ctx)
+	if err == nil {
+		err = h.share.check(ctx)
+	}
 	if err == nil {
 		return h.session
 	}

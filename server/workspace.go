@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"capnproto.org/go/capnp/v3"
@@ -105,22 +107,54 @@ func (w *workspace) Create(ctx context.Context, call schema.Workspace_create) er
 	if err != nil {
 		return err
 	}
-	if err := fillGadgetInfo(info, g, w.user.Name, schema.Role_owner); err != nil {
+	a := store.GadgetAccess{Gadget: g, Role: store.RoleOwner}
+	if err := fillGadgetInfo(ctx, info, a, w.names()); err != nil {
 		return err
 	}
-	return res.SetGadget(w.gadgetCap(g.ID, schema.Role_owner))
+	return res.SetGadget(w.gadgetCap(a))
 }
 
-func (w *workspace) gadgetCap(id string, role schema.Role) schema.Gadget {
-	g := &gadgetCap{s: w.s, user: w.user, id: id, role: role, cred: w.cred}
+// gadgetCap returns a Gadget capability for a, as this workspace's user
+// reaches it, at most at a's role.
+func (w *workspace) gadgetCap(a store.GadgetAccess) schema.Gadget {
+	g := &gadgetCap{s: w.s, user: w.user, id: a.Gadget.ID, role: schema.Role(a.Role), shared: a.Gadget.OwnerID != w.user.ID, cred: w.cred}
 	return schema.Gadget(capserver.New(w.cred.guard(schema.Gadget_Methods(nil, g)), g, nil))
 }
 
+// names looks user names up for one answer, knowing the workspace's own.
+func (w *workspace) names() *userNames {
+	return &userNames{s: w.s, known: map[string]string{w.user.ID: w.user.Name}}
+}
+
+// reachable returns the gadgets w's user owns and those shared with them,
+// oldest first.
+func (w *workspace) reachable(ctx context.Context) ([]store.GadgetAccess, error) {
+	owned, err := w.s.store.Gadgets(ctx, w.user.ID)
+	if err != nil {
+		return nil, err
+	}
+	all, err := w.s.store.SharedWith(ctx, w.user.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range owned {
+		all = append(all, store.GadgetAccess{Gadget: g, Role: store.RoleOwner})
+	}
+	slices.SortFunc(all, func(a, b store.GadgetAccess) int {
+		if c := a.Gadget.CreatedAt.Compare(b.Gadget.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Gadget.ID, b.Gadget.ID)
+	})
+	return all, nil
+}
+
 func (w *workspace) Gadgets(ctx context.Context, call schema.Workspace_gadgets) error {
-	gadgets, err := w.s.store.Gadgets(ctx, w.user.ID)
+	gadgets, err := w.reachable(ctx)
 	if err != nil {
 		return err
 	}
+	names := w.names()
 	res, err := call.AllocResults()
 	if err != nil {
 		return err
@@ -129,16 +163,16 @@ func (w *workspace) Gadgets(ctx context.Context, call schema.Workspace_gadgets) 
 	if err != nil {
 		return err
 	}
-	for i, g := range gadgets {
+	for i, a := range gadgets {
 		entry := list.At(i)
 		info, err := entry.NewInfo()
 		if err != nil {
 			return err
 		}
-		if err := fillGadgetInfo(info, g, w.user.Name, schema.Role_owner); err != nil {
+		if err := fillGadgetInfo(ctx, info, a, names); err != nil {
 			return err
 		}
-		if err := entry.SetGadget(w.gadgetCap(g.ID, schema.Role_owner)); err != nil {
+		if err := entry.SetGadget(w.gadgetCap(a)); err != nil {
 			return err
 		}
 	}
@@ -150,7 +184,7 @@ func (w *workspace) Open(ctx context.Context, call schema.Workspace_open) error 
 	if err != nil {
 		return err
 	}
-	g, err := w.s.gadgetFor(ctx, w.user, id)
+	a, err := w.s.gadgetFor(ctx, w.user, id)
 	if err != nil {
 		return err
 	}
@@ -158,7 +192,7 @@ func (w *workspace) Open(ctx context.Context, call schema.Workspace_open) error 
 	if err != nil {
 		return err
 	}
-	return res.SetGadget(w.gadgetCap(g.ID, schema.Role_owner))
+	return res.SetGadget(w.gadgetCap(a))
 }
 
 // ObsoleteRemove holds the ordinal of the old Workspace.remove(id); removing
@@ -172,16 +206,29 @@ type errString string
 
 func (e errString) Error() string { return string(e) }
 
-func fillGadgetInfo(dst schema.GadgetInfo, g store.GadgetRecord, ownerName string, role schema.Role) error {
+// fillGadgetInfo describes a, naming its owner and sharer with names.
+func fillGadgetInfo(ctx context.Context, dst schema.GadgetInfo, a store.GadgetAccess, names *userNames) error {
+	g := a.Gadget
+	owner, err := names.of(ctx, g.OwnerID)
+	if err != nil {
+		return err
+	}
+	var sharer string
+	if a.Via.SharerID != "" {
+		if sharer, err = names.of(ctx, a.Via.SharerID); err != nil {
+			return err
+		}
+	}
 	dst.SetSessionInterface(g.SessionInterface)
-	dst.SetRole(role)
+	dst.SetRole(schema.Role(a.Role))
 	dst.SetCreatedAt(g.CreatedAt.UnixMilli())
 	for _, set := range []func() error{
 		func() error { return dst.SetId(g.ID) },
 		func() error { return dst.SetName(g.Name) },
 		func() error { return dst.SetBlueprint(g.BlueprintName) },
 		func() error { return dst.SetBlueprintVersion(g.BlueprintVersion) },
-		func() error { return dst.SetOwner(ownerName) },
+		func() error { return dst.SetOwner(owner) },
+		func() error { return dst.SetSharedBy(sharer) },
 	} {
 		if err := set(); err != nil {
 			return err

@@ -76,11 +76,11 @@ type Grant struct {
 	CreatedAt time.Time
 }
 
-// Shared is a gadget some user reaches through grants.
-type Shared struct {
+// GadgetAccess is a gadget as one user reaches it.
+type GadgetAccess struct {
 	Gadget GadgetRecord
 	Role   Role  // the user's effective role
-	Via    Grant // the grant the role comes through
+	Via    Grant // the grant the role comes through; zero for the owner
 }
 
 func holderKey(holder, gadget, grant string) []byte {
@@ -240,27 +240,24 @@ func (s *BoltStore) afterCommit(tx *bolt.Tx) {
 
 func (s *BoltStore) ShareChanges() uint64 { return s.shareChanges.Load() }
 
-func (s *BoltStore) Access(ctx context.Context, gadgetID, userID string) (GadgetRecord, Role, error) {
-	var g GadgetRecord
-	var role Role
+func (s *BoltStore) Access(ctx context.Context, gadgetID, userID string) (GadgetAccess, error) {
+	var a GadgetAccess
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if err := getJSON(tx.Bucket(bucketGadgets), []byte(gadgetID), &g); err != nil {
+		if err := getJSON(tx.Bucket(bucketGadgets), []byte(gadgetID), &a.Gadget); err != nil {
 			return err
 		}
-		r, _, ok, err := access(tx, g, userID, "")
-		if err != nil {
-			return err
+		var ok bool
+		var err error
+		a.Role, a.Via, ok, err = access(tx, a.Gadget, userID, "")
+		if err == nil && !ok {
+			err = ErrNotFound
 		}
-		if !ok {
-			return ErrNotFound
-		}
-		role = r
-		return nil
+		return err
 	})
 	if err != nil {
-		return GadgetRecord{}, 0, err
+		return GadgetAccess{}, err
 	}
-	return g, role, nil
+	return a, nil
 }
 
 func (s *BoltStore) Share(ctx context.Context, gadgetID, sharerID, holderID string, role Role) (Grant, error) {
@@ -371,8 +368,8 @@ func (s *BoltStore) Grants(ctx context.Context, gadgetID string) ([]Grant, error
 	return out, err
 }
 
-func (s *BoltStore) SharedWith(ctx context.Context, userID string) ([]Shared, error) {
-	var out []Shared
+func (s *BoltStore) SharedWith(ctx context.Context, userID string) ([]GadgetAccess, error) {
+	var out []GadgetAccess
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var gadgets []string
 		for _, k := range suffixes(tx.Bucket(bucketGrantsByHolder), pairKey(userID, "")) {
@@ -391,12 +388,12 @@ func (s *BoltStore) SharedWith(ctx context.Context, userID string) ([]Shared, er
 				return err
 			}
 			if ok {
-				out = append(out, Shared{Gadget: g, Role: role, Via: via})
+				out = append(out, GadgetAccess{Gadget: g, Role: role, Via: via})
 			}
 		}
 		return nil
 	})
-	slices.SortFunc(out, func(a, b Shared) int {
+	slices.SortFunc(out, func(a, b GadgetAccess) int {
 		if c := a.Gadget.CreatedAt.Compare(b.Gadget.CreatedAt); c != 0 {
 			return c
 		}

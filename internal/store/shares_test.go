@@ -53,14 +53,14 @@ func (sh *sharing) mustShare(from, to string, role store.Role) store.Grant {
 // role is name's effective role, or -1 without access.
 func (sh *sharing) role(name string) int {
 	sh.t.Helper()
-	_, r, err := sh.s.Access(context.Background(), sh.gadget, sh.users[name])
+	a, err := sh.s.Access(context.Background(), sh.gadget, sh.users[name])
 	if errors.Is(err, store.ErrNotFound) {
 		return -1
 	}
 	if err != nil {
 		sh.t.Fatal(err)
 	}
-	return int(r)
+	return int(a.Role)
 }
 
 // holders lists who holds a grant on the gadget, a name per grant, sorted.
@@ -82,7 +82,7 @@ func (sh *sharing) holders() []string {
 	return out
 }
 
-func (sh *sharing) sharedWith(name string) []store.Shared {
+func (sh *sharing) sharedWith(name string) []store.GadgetAccess {
 	sh.t.Helper()
 	out, err := sh.s.SharedWith(context.Background(), sh.users[name])
 	if err != nil {
@@ -248,7 +248,7 @@ func TestGrantsSurviveReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = openStore(t, path)
-	if _, role, err := s.Access(ctx, id, bob.ID); err != nil || role != store.RoleEditor {
-		t.Fatalf("bob's access after reopen: %s, %v", role, err)
+	if a, err := s.Access(ctx, id, bob.ID); err != nil || a.Role != store.RoleEditor {
+		t.Fatalf("bob's access after reopen: %+v, %v", a, err)
 	}
 }

@@ -114,10 +114,10 @@ type Store interface {
 	// DeleteGadget removes the gadget, all its data and its grants.
 	DeleteGadget(ctx context.Context, id string) error
 
-	// Shares (shares.go). Access returns gadget gadgetID and userID's
-	// effective role on it; ErrNotFound if either the gadget does not
-	// exist or userID may not reach it.
-	Access(ctx context.Context, gadgetID, userID string) (GadgetRecord, Role, error)
+	// Shares (shares.go). Access returns gadget gadgetID as userID
+	// reaches it, with their effective role; ErrNotFound if the gadget
+	// does not exist or userID may not reach it.
+	Access(ctx context.Context, gadgetID, userID string) (GadgetAccess, error)
 	// Share gives holderID role on the gadget, as a grant from sharerID
 	// below the grant that gives sharerID their role, replacing the role
 	// of sharerID's grant to holderID if there is one. ErrNotFound if
@@ -134,7 +134,7 @@ type Store interface {
 	Grants(ctx context.Context, gadgetID string) ([]Grant, error)
 	// SharedWith returns the gadgets userID reaches through grants, with
 	// the effective role, oldest gadget first.
-	SharedWith(ctx context.Context, userID string) ([]Shared, error)
+	SharedWith(ctx context.Context, userID string) ([]GadgetAccess, error)
 	// ShareChanges grows with every committed change to grants, so callers
 	// may cache an access check until it grows.
 	ShareChanges() uint64

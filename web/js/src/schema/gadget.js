@@ -13,7 +13,8 @@ const Role = {
   */
   EDITOR: 1,
   /**
-  * Full control, including removal. The creator of a gadget is its owner.
+  * Full control. The creator of a gadget is its owner; a user it is shared
+  * with as owner may do everything but remove it.
   *
   */
   OWNER: 2
@@ -47,7 +48,10 @@ class Caller extends $.Struct {
     $.utils.setText(1, value, this);
   }
   /**
-  * The caller's role on this gadget (today always owner; see Role).
+  * The caller's role on this gadget when the session was opened. The
+  * session ends (its calls and its context's fail, disconnected) if the
+  * caller's role drops below it or their share is revoked, so a guest may
+  * rely on it for the session's life.
   *
   */
   get role() {

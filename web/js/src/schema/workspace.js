@@ -1193,7 +1193,8 @@ class Workspace$Client {
     return new Workspace_Create$Results$Promise(pipeline);
   }
   /**
-  * The gadgets this user can reach, oldest first, each with its Gadget
+  * The gadgets this user can reach (their own and those shared with them,
+  * `GadgetInfo.sharedBy` tells which), oldest first, each with its Gadget
   * capability: the listing is the authority, no id needs looking up again.
   * Release what you do not keep: each counts against your connection's
   * bound on capabilities held.
@@ -2876,6 +2877,154 @@ class Gadget_SetAutoApprove$Results$Promise {
     return await this.pipeline.struct();
   }
 }
+class Gadget_Share$Params extends $.Struct {
+  static _capnp = {
+    displayName: "share$Params",
+    id: "e394cacce7f16a6d",
+    size: new $.ObjectSize(8, 1)
+  };
+  get user() {
+    return $.utils.getText(0, this);
+  }
+  set user(value) {
+    $.utils.setText(0, value, this);
+  }
+  get role() {
+    return $.utils.getUint16(0, this);
+  }
+  set role(value) {
+    $.utils.setUint16(0, value, this);
+  }
+  toString() {
+    return "Gadget_Share$Params_" + super.toString();
+  }
+}
+class Gadget_Share$Results extends $.Struct {
+  static _capnp = {
+    displayName: "share$Results",
+    id: "bfa9553cc63d6d0c",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptShare(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownShare() {
+    return $.utils.disown(this.share);
+  }
+  get share() {
+    return $.utils.getStruct(0, ShareInfo, this);
+  }
+  _hasShare() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initShare() {
+    return $.utils.initStructAt(0, ShareInfo, this);
+  }
+  set share(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Gadget_Share$Results_" + super.toString();
+  }
+}
+class Gadget_Share$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_Unshare$Params extends $.Struct {
+  static _capnp = {
+    displayName: "unshare$Params",
+    id: "b29f6f387df746f5",
+    size: new $.ObjectSize(0, 1)
+  };
+  get user() {
+    return $.utils.getText(0, this);
+  }
+  set user(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Gadget_Unshare$Params_" + super.toString();
+  }
+}
+class Gadget_Unshare$Results extends $.Struct {
+  static _capnp = {
+    displayName: "unshare$Results",
+    id: "b8a6c3ad343d8447",
+    size: new $.ObjectSize(8, 0)
+  };
+  get revoked() {
+    return $.utils.getUint32(0, this);
+  }
+  set revoked(value) {
+    $.utils.setUint32(0, value, this);
+  }
+  toString() {
+    return "Gadget_Unshare$Results_" + super.toString();
+  }
+}
+class Gadget_Unshare$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_Shares$Params extends $.Struct {
+  static _capnp = {
+    displayName: "shares$Params",
+    id: "c88e2561bed5fcfa",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_Shares$Params_" + super.toString();
+  }
+}
+class Gadget_Shares$Results extends $.Struct {
+  static _capnp = {
+    displayName: "shares$Results",
+    id: "88ce1bcecc7a4080",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Shares;
+  _adoptShares(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownShares() {
+    return $.utils.disown(this.shares);
+  }
+  get shares() {
+    return $.utils.getList(0, Gadget_Shares$Results._Shares, this);
+  }
+  _hasShares() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initShares(length) {
+    return $.utils.initList(0, Gadget_Shares$Results._Shares, length, this);
+  }
+  set shares(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Gadget_Shares$Results_" + super.toString();
+  }
+}
+class Gadget_Shares$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
 class Gadget$Client {
   client;
   static interfaceId = 0xd9cdd0859b5e76cdn;
@@ -2970,6 +3119,30 @@ class Gadget$Client {
       methodId: 10,
       interfaceName: "workspace.capnp:Gadget",
       methodName: "setAutoApprove"
+    },
+    {
+      ParamsClass: Gadget_Share$Params,
+      ResultsClass: Gadget_Share$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 11,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "share"
+    },
+    {
+      ParamsClass: Gadget_Unshare$Params,
+      ResultsClass: Gadget_Unshare$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 12,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "unshare"
+    },
+    {
+      ParamsClass: Gadget_Shares$Params,
+      ResultsClass: Gadget_Shares$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 13,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "shares"
     }
   ];
   info(paramsFunc) {
@@ -3035,10 +3208,11 @@ class Gadget$Client {
     return new Gadget_Logs$Results$Promise(pipeline);
   }
   /**
-  * Deletes the gadget and its storage. Owner only: any other role fails
-  * with "removing gadget ... needs the owner role". A call the gadget is
-  * running fails. Every outstanding capability to it, and every session
-  * opened from it, fails from then on.
+  * Deletes the gadget, its storage and its shares. Its creator only: any
+  * other role fails with "removing gadget ... needs the owner role", and a
+  * user it was shared with as owner with "... only its creator may". A call
+  * the gadget is running fails. Every outstanding capability to it, and
+  * every session opened from it, fails from then on.
   *
   */
   remove(paramsFunc) {
@@ -3119,6 +3293,55 @@ class Gadget$Client {
     const pipeline = new $.Pipeline(Gadget_SetAutoApprove$Results, answer);
     return new Gadget_SetAutoApprove$Results$Promise(pipeline);
   }
+  /**
+  * Shares this gadget with the user whose login name is `user`, at `role`:
+  * it appears in their workspace (`Workspace.gadgets`, `Workspace.open`).
+  * You may share at most at your own role, and a viewer may not share at
+  * all. The share hangs below yours: it ends when yours does, and gives no
+  * more than yours does now. Sharing again with a user you shared with
+  * replaces the role. Sharing with yourself, with the owner or with a user
+  * who does not exist fails with an error that says so.
+  *
+  */
+  share(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[11],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Share$Results, answer);
+    return new Gadget_Share$Results$Promise(pipeline);
+  }
+  /**
+  * Revokes the shares you made to `user` or, if you are an owner, every
+  * share `user` holds on this gadget; each with every share made on the
+  * strength of it (you shared with B and B with C: revoking B's ends C's).
+  * The capabilities those users hold to the gadget, their open sessions
+  * and those sessions' contexts fail from their next call, disconnected.
+  * `revoked` counts the shares ended, those below included. Fails if
+  * `user` holds no share of it you may revoke.
+  *
+  */
+  unshare(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[12],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Unshare$Results, answer);
+    return new Gadget_Unshare$Results$Promise(pipeline);
+  }
+  /**
+  * Who holds a share of this gadget, from whom, oldest first. Editor or
+  * owner only.
+  *
+  */
+  shares(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[13],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Shares$Results, answer);
+    return new Gadget_Shares$Results$Promise(pipeline);
+  }
 }
 $.Registry.register(Gadget$Client.interfaceId, Gadget$Client);
 class Gadget$Server extends $.Server {
@@ -3168,6 +3391,18 @@ class Gadget$Server extends $.Server {
       {
         ...Gadget$Client.methods[10],
         impl: target.setAutoApprove
+      },
+      {
+        ...Gadget$Client.methods[11],
+        impl: target.share
+      },
+      {
+        ...Gadget$Client.methods[12],
+        impl: target.unshare
+      },
+      {
+        ...Gadget$Client.methods[13],
+        impl: target.shares
       }
     ]);
     this.target = target;
@@ -3186,6 +3421,58 @@ class Gadget extends $.Interface {
   };
   toString() {
     return "Gadget_" + super.toString();
+  }
+}
+class ShareInfo extends $.Struct {
+  static _capnp = {
+    displayName: "ShareInfo",
+    id: "975908ca517dd1f0",
+    size: new $.ObjectSize(16, 2)
+  };
+  /**
+  * The holder's login name.
+  *
+  */
+  get user() {
+    return $.utils.getText(0, this);
+  }
+  set user(value) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+  * The role shared. The holder's role is the least along the shares from
+  * the owner to them, so it is less than this if a share above gives less.
+  *
+  */
+  get role() {
+    return $.utils.getUint16(0, this);
+  }
+  set role(value) {
+    $.utils.setUint16(0, value, this);
+  }
+  /**
+  * The sharer's login name.
+  *
+  */
+  get sharedBy() {
+    return $.utils.getText(1, this);
+  }
+  set sharedBy(value) {
+    $.utils.setText(1, value, this);
+  }
+  /**
+  * Unix time in milliseconds of the first share from this sharer to this
+  * user (sharing again changes the role, not this).
+  *
+  */
+  get createdAt() {
+    return $.utils.getInt64(8, this);
+  }
+  set createdAt(value) {
+    $.utils.setInt64(8, value, this);
+  }
+  toString() {
+    return "ShareInfo_" + super.toString();
   }
 }
 class ListedGadget extends $.Struct {
@@ -3231,7 +3518,7 @@ class GadgetInfo extends $.Struct {
   static _capnp = {
     displayName: "GadgetInfo",
     id: "9114fd5aacb39fdf",
-    size: new $.ObjectSize(24, 5)
+    size: new $.ObjectSize(24, 6)
   };
   /**
   * Unguessable id, stable for the gadget's life.
@@ -3308,6 +3595,17 @@ class GadgetInfo extends $.Struct {
   }
   set createdAt(value) {
     $.utils.setInt64(16, value, this);
+  }
+  /**
+  * For a gadget shared with the caller: the login name of who shared it
+  * (of the share the caller's role comes through). Empty for their own.
+  *
+  */
+  get sharedBy() {
+    return $.utils.getText(5, this);
+  }
+  set sharedBy(value) {
+    $.utils.setText(5, value, this);
   }
   toString() {
     return "GadgetInfo_" + super.toString();
@@ -3592,6 +3890,7 @@ Workspace_Decide$Results._Decisions = $.CompositeList(Decision);
 Workspace_Audit$Results._Entries = $.CompositeList(AuditEntry);
 Gadget_Logs$Results._Lines = $.CompositeList(LogLine);
 Gadget_Bindings$Results._Bindings = $.CompositeList(BindingInfo);
+Gadget_Shares$Results._Shares = $.CompositeList(ShareInfo);
 BlueprintInfo._Bindings = $.CompositeList(BindingRequest);
 Blueprint._Bindings = $.CompositeList(BindingRequest);
 export {
@@ -3652,12 +3951,21 @@ export {
   Gadget_SetAutoApprove$Params,
   Gadget_SetAutoApprove$Results,
   Gadget_SetAutoApprove$Results$Promise,
+  Gadget_Share$Params,
+  Gadget_Share$Results,
+  Gadget_Share$Results$Promise,
+  Gadget_Shares$Params,
+  Gadget_Shares$Results,
+  Gadget_Shares$Results$Promise,
   Gadget_Ui$Params,
   Gadget_Ui$Results,
   Gadget_Ui$Results$Promise,
   Gadget_Unbind$Params,
   Gadget_Unbind$Results,
   Gadget_Unbind$Results$Promise,
+  Gadget_Unshare$Params,
+  Gadget_Unshare$Results,
+  Gadget_Unshare$Results$Promise,
   Gateway,
   Gateway$Client,
   Gateway$Server,
@@ -3667,6 +3975,7 @@ export {
   ListedGadget,
   LogLine,
   ServiceInfo,
+  ShareInfo,
   StreamResult,
   StreamResult$Promise,
   Subscription,

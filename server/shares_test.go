@@ -1,0 +1,384 @@
+package server_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/examples/notes/notespb"
+	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
+	"github.com/gadgetd/gadgetd/internal/testcounter/countertest"
+	"github.com/gadgetd/gadgetd/schema"
+)
+
+// The tests here share gadgets between users of one real server, each user
+// on a connection of their own, and watch what each can reach.
+
+// users logs each name in over a connection of its own.
+func (h *harness) users(t *testing.T, names ...string) map[string]schema.Workspace {
+	t.Helper()
+	out := map[string]schema.Workspace{}
+	for _, n := range names {
+		out[n] = h.login(t, h.token(n))
+	}
+	return out
+}
+
+func share(t *testing.T, g schema.Gadget, user string, role schema.Role) error {
+	t.Helper()
+	f, release := g.Share(testCtx(t), func(p schema.Gadget_share_Params) error {
+		p.SetRole(role)
+		return p.SetUser(user)
+	})
+	defer release()
+	_, err := f.Struct()
+	return err
+}
+
+func mustShare(t *testing.T, g schema.Gadget, user string, role schema.Role) {
+	t.Helper()
+	if err := share(t, g, user, role); err != nil {
+		t.Fatalf("sharing with %s as %s: %v", user, role, err)
+	}
+}
+
+func unshare(t *testing.T, g schema.Gadget, user string) (uint32, error) {
+	t.Helper()
+	f, release := g.Unshare(testCtx(t), func(p schema.Gadget_unshare_Params) error { return p.SetUser(user) })
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return 0, err
+	}
+	return res.Revoked(), nil
+}
+
+// listed is one entry of a workspace's gadget list.
+type listed struct {
+	id, owner, sharedBy string
+	role                schema.Role
+	gadget              schema.Gadget
+}
+
+func listing(t *testing.T, ws schema.Workspace) []listed {
+	t.Helper()
+	f, release := ws.Gadgets(testCtx(t), nil)
+	t.Cleanup(release)
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatalf("gadgets: %v", err)
+	}
+	list, _ := res.Gadgets()
+	var out []listed
+	for i := range list.Len() {
+		info, _ := list.At(i).Info()
+		id, _ := info.Id()
+		owner, _ := info.Owner()
+		by, _ := info.SharedBy()
+		out = append(out, listed{id: id, owner: owner, sharedBy: by, role: info.Role(), gadget: list.At(i).Gadget()})
+	}
+	return out
+}
+
+// reached returns ws's listed entry of gadget id; ok is false if none.
+func reached(t *testing.T, ws schema.Workspace, id string) (listed, bool) {
+	t.Helper()
+	for _, l := range listing(t, ws) {
+		if l.id == id {
+			return l, true
+		}
+	}
+	return listed{}, false
+}
+
+func openGadget(t *testing.T, ws schema.Workspace, id string) schema.Gadget {
+	t.Helper()
+	f, release := ws.Open(testCtx(t), func(p schema.Workspace_open_Params) error { return p.SetId(id) })
+	t.Cleanup(release)
+	return f.Gadget()
+}
+
+func infoRole(t *testing.T, g schema.Gadget) (schema.Role, error) {
+	t.Helper()
+	f, release := g.Info(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return 0, err
+	}
+	info, _ := res.Info()
+	return info.Role(), nil
+}
+
+func logsErr(t *testing.T, g schema.Gadget) error {
+	t.Helper()
+	f, release := g.Logs(testCtx(t), nil)
+	defer release()
+	_, err := f.Struct()
+	return err
+}
+
+func TestSharingAboveOnesOwnRoleFails(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	bobs := openGadget(t, ws["bob"], id)
+
+	err := share(t, bobs, "carol", schema.Role_owner)
+	requireErrorContains(t, err, "the owner role is above the sharer's own editor role")
+	if _, ok := reached(t, ws["carol"], id); ok {
+		t.Fatal("carol reaches the gadget after bob's refused share")
+	}
+	mustShare(t, bobs, "carol", schema.Role_editor) // at his own role he may
+}
+
+func TestAViewerCannotShare(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_viewer)
+
+	err := share(t, openGadget(t, ws["bob"], id), "carol", schema.Role_viewer)
+	requireErrorContains(t, err, "a viewer may not share")
+	if _, ok := reached(t, ws["carol"], id); ok {
+		t.Fatal("carol reaches the gadget after a viewer's refused share")
+	}
+}
+
+func TestSharingWithYourselfTheOwnerOrNobodyFailsClearly(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob")
+	g, id := create(t, ws["alice"], "counter")
+	requireErrorContains(t, share(t, g, "alice", schema.Role_viewer), "sharing with oneself")
+	requireErrorContains(t, share(t, g, "nobody", schema.Role_viewer), `no user named "nobody"`)
+	mustShare(t, g, "bob", schema.Role_owner)
+	requireErrorContains(t, share(t, openGadget(t, ws["bob"], id), "alice", schema.Role_viewer), "sharing with the gadget's owner")
+}
+
+// The notes example tells each session whether it may write, from
+// Caller.role: the guest sees the role the gadget was shared with, and a
+// role changed by sharing again counts from the next open.
+func TestTheRecipientFindsTheGadgetAndOpensItWithTheGrantedRole(t *testing.T) {
+	h := start(t, t.TempDir())
+	if _, err := h.srv.InstallBuiltin(context.Background(), blueprinttest.ExampleBundle(t, "notes")); err != nil {
+		t.Fatal(err)
+	}
+	ws := h.users(t, "alice", "bob")
+	g, id := create(t, ws["alice"], "notes")
+	mustShare(t, g, "bob", schema.Role_viewer)
+
+	l, ok := reached(t, ws["bob"], id)
+	if !ok || l.role != schema.Role_viewer || l.sharedBy != "alice" || l.owner != "alice" {
+		t.Fatalf("bob's listing of the gadget: %+v (found %v), want it as viewer, shared by and owned by alice", l, ok)
+	}
+	canWrite := func(g schema.Gadget) bool {
+		t.Helper()
+		f, release := notespb.Notes(session(t, g)).Info(testCtx(t), nil)
+		defer release()
+		res, err := f.Struct()
+		if err != nil {
+			t.Fatalf("notes info: %v", err)
+		}
+		if name, _ := res.UserName(); name != "bob" {
+			t.Fatalf("the guest sees user %q, want bob", name)
+		}
+		return res.CanWrite()
+	}
+	if canWrite(l.gadget) {
+		t.Fatal("the guest lets a viewer write")
+	}
+	mustShare(t, g, "bob", schema.Role_editor)
+	if !canWrite(openGadget(t, ws["bob"], id)) {
+		t.Fatal("the guest does not let bob write once the gadget is shared with him as editor")
+	}
+	if l, _ := reached(t, ws["bob"], id); l.role != schema.Role_editor {
+		t.Fatalf("bob's listed role after sharing again: %s, want editor", l.role)
+	}
+}
+
+// carol's share says owner, but she holds it through bob's: lowering bob
+// lowers her, on her capability's next call, in her listing, and her
+// session opened as owner ends at once, its context too.
+func TestEffectiveRoleIsTheChainMinimumAndRecomputedOnEveryUse(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_owner)
+	mustShare(t, openGadget(t, ws["bob"], id), "carol", schema.Role_owner)
+	carols := openGadget(t, ws["carol"], id)
+	asOwner := session(t, carols)
+	if _, err := countertest.Increment(testCtx(t), asOwner); err != nil {
+		t.Fatal(err)
+	}
+	if err := logsErr(t, carols); err != nil {
+		t.Fatalf("carol's logs as owner: %v", err)
+	}
+	alicesSession := session(t, g)
+	if got := present(t, alicesSession); !slices.Equal(got, []string{"alice", "carol"}) {
+		t.Fatalf("present before lowering bob: %q, want alice and carol", got)
+	}
+
+	mustShare(t, g, "bob", schema.Role_viewer)
+	// carol's context, of a session opened as owner, no longer answers.
+	if got := present(t, alicesSession); !slices.Equal(got, []string{"alice"}) {
+		t.Fatalf("present after lowering bob: %q, want alice alone", got)
+	}
+	if role, err := infoRole(t, carols); err != nil || role != schema.Role_viewer {
+		t.Fatalf("carol's role below a viewer: %s, %v; want viewer", role, err)
+	}
+	requireErrorContains(t, logsErr(t, carols), "needs the editor or owner role")
+	if l, _ := reached(t, ws["carol"], id); l.role != schema.Role_viewer {
+		t.Fatalf("carol's listed role: %s, want viewer", l.role)
+	}
+	if _, err := countertest.Increment(testCtx(t), asOwner); !capnp.IsDisconnected(err) {
+		t.Fatalf("carol's session opened as owner, after her role dropped: %v, want disconnected", err)
+	}
+	// She may still open a session, as a viewer.
+	if _, err := countertest.Increment(testCtx(t), session(t, carols)); err != nil {
+		t.Fatalf("carol's new session as viewer: %v", err)
+	}
+}
+
+// alice shared with bob, bob with carol. Revoking bob's share ends carol's
+// too: her listing, her open, and at once her Gadget capability, her open
+// session and its SessionContext.
+func TestRevokingBsShareEndsCsEverywhereAtOnce(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	mustShare(t, openGadget(t, ws["bob"], id), "carol", schema.Role_editor)
+	l, ok := reached(t, ws["carol"], id)
+	if !ok || l.sharedBy != "bob" || l.role != schema.Role_editor {
+		t.Fatalf("carol's listing: %+v (found %v), want the gadget as editor from bob", l, ok)
+	}
+	carols := l.gadget
+	carolSession := session(t, carols)
+	alicesSession := session(t, g)
+	if got := present(t, alicesSession); !slices.Equal(got, []string{"alice", "carol"}) {
+		t.Fatalf("present before revoking: %q, want alice and carol", got)
+	}
+
+	n, err := unshare(t, g, "bob")
+	if err != nil || n != 2 {
+		t.Fatalf("unshare bob: %d, %v; want bob's and carol's shares revoked", n, err)
+	}
+	if _, ok := reached(t, ws["carol"], id); ok {
+		t.Fatal("carol's listing still shows the gadget")
+	}
+	if got := errorsFor(t, ws["carol"], id); got[0] != `unknown gadget id "`+id+`"` {
+		t.Fatalf("carol opening the gadget: %q, want unknown gadget id", got[0])
+	}
+	if _, err := infoRole(t, carols); !capnp.IsDisconnected(err) {
+		t.Fatalf("carol's Gadget capability: %v, want disconnected", err)
+	}
+	if _, err := countertest.Increment(testCtx(t), carolSession); !capnp.IsDisconnected(err) {
+		t.Fatalf("carol's open session: %v, want disconnected", err)
+	}
+	// Her session's context stops answering, so the guest leaves her out.
+	if got := present(t, alicesSession); !slices.Equal(got, []string{"alice"}) {
+		t.Fatalf("present after revoking: %q, want alice alone", got)
+	}
+	if _, ok := reached(t, ws["bob"], id); ok {
+		t.Fatal("bob's listing still shows the gadget")
+	}
+}
+
+func TestAThirdUserNamingASharedGadgetGetsUnknownGadgetID(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "mallory")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_owner)
+
+	const fakeID = "aaaaaaaaaaaaaaaaaaaaaaaaaa"
+	forShared, forFake := errorsFor(t, ws["mallory"], id), errorsFor(t, ws["mallory"], fakeID)
+	for i := range forShared {
+		if forShared[i] != `unknown gadget id "`+id+`"` || forFake[i] != `unknown gadget id "`+fakeID+`"` {
+			t.Fatalf("mallory naming a shared gadget: %q; a fake one: %q", forShared[i], forFake[i])
+		}
+	}
+	if got := listing(t, ws["mallory"]); len(got) != 0 {
+		t.Fatalf("mallory's listing: %+v", got)
+	}
+}
+
+func TestUnshareByANonSharerNonOwnerFails(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol", "dave")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	mustShare(t, g, "carol", schema.Role_editor)
+	mustShare(t, openGadget(t, ws["bob"], id), "dave", schema.Role_viewer)
+
+	_, err := unshare(t, openGadget(t, ws["carol"], id), "dave")
+	requireErrorContains(t, err, `"dave" holds no share of gadget "`+id+`" that you may revoke`)
+	if _, ok := reached(t, ws["dave"], id); !ok {
+		t.Fatal("dave lost the gadget to carol's unshare")
+	}
+	// The owner may revoke anyone's share.
+	if n, err := unshare(t, g, "dave"); err != nil || n != 1 {
+		t.Fatalf("the owner revoking bob's share to dave: %d, %v", n, err)
+	}
+}
+
+func TestOnlyTheCreatorRemovesASharedGadgetAndRemovalEndsItsShares(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_owner)
+	bobs := openGadget(t, ws["bob"], id)
+
+	f, release := bobs.Remove(testCtx(t), nil)
+	_, err := f.Struct()
+	release()
+	requireErrorContains(t, err, "only its creator may")
+	f, release = g.Remove(testCtx(t), nil)
+	defer release()
+	if _, err := f.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := reached(t, ws["bob"], id); ok {
+		t.Fatal("bob's listing shows the removed gadget")
+	}
+	if _, err := infoRole(t, bobs); err == nil {
+		t.Fatal("bob's capability to the removed gadget still works")
+	}
+}
+
+func TestSharesListsWhoHoldsWhatForEditorsOnly(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	mustShare(t, openGadget(t, ws["bob"], id), "carol", schema.Role_viewer)
+
+	shares := func(g schema.Gadget) ([]string, error) {
+		f, release := g.Shares(testCtx(t), nil)
+		defer release()
+		res, err := f.Struct()
+		if err != nil {
+			return nil, err
+		}
+		list, _ := res.Shares()
+		var out []string
+		for i := range list.Len() {
+			s := list.At(i)
+			user, _ := s.User()
+			by, _ := s.SharedBy()
+			out = append(out, user+":"+s.Role().String()+":"+by)
+		}
+		slices.Sort(out)
+		return out, nil
+	}
+	want := []string{"bob:editor:alice", "carol:viewer:bob"}
+	for _, who := range []string{"alice", "bob"} {
+		if got, err := shares(openGadget(t, ws[who], id)); err != nil || !slices.Equal(got, want) {
+			t.Fatalf("shares as %s: %q, %v; want %q", who, got, err, want)
+		}
+	}
+	_, err := shares(openGadget(t, ws["carol"], id))
+	requireErrorContains(t, err, "needs the editor or owner role")
+}
