@@ -70,7 +70,7 @@ func listGadgets(ctx context.Context, ws schema.Workspace, _ []string, stdout io
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tBLUEPRINT\tCREATED")
+	fmt.Fprintln(tw, "ID\tNAME\tBLUEPRINT\tROLE\tSHARED BY\tCREATED")
 	for i := 0; i < list.Len(); i++ {
 		g, err := list.At(i).Info()
 		if err != nil {
@@ -80,7 +80,11 @@ func listGadgets(ctx context.Context, ws schema.Workspace, _ []string, stdout io
 		name, _ := g.Name()
 		bp, _ := g.Blueprint()
 		version, _ := g.BlueprintVersion()
-		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\n", id, name, bp, version, formatMillis(g.CreatedAt()))
+		by, _ := g.SharedBy()
+		if by == "" {
+			by = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\t%s\t%s\n", id, name, bp, version, g.Role(), by, formatMillis(g.CreatedAt()))
 	}
 	return tw.Flush()
 }

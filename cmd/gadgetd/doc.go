@@ -4,6 +4,7 @@
 //	gadgetd user add NAME [--data DIR]
 //	gadgetd blueprint build DIR | new NAME [DIR]
 //	gadgetd ls | new BLUEPRINT [NAME] | rm ID
+//	gadgetd share GADGET USER [--role ROLE] | unshare GADGET USER | shares GADGET
 //	gadgetd blueprint ls | install DIR
 //	gadgetd token ls | new [LABEL] [--expires DURATION] | revoke ID
 //

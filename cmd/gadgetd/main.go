@@ -30,7 +30,7 @@ var commands = append([]*command{
 	{name: "serve", args: "[flags]", about: "run the server", more: serveHelp, run: serve},
 	{name: "user add", args: "NAME [--data DIR]", about: "create a user and print its token (the server must not be running)",
 		run: func(args []string, stdout, _ io.Writer) error { return userAdd(args, stdout) }},
-	{name: "ls", about: "list your gadgets", client: true, run: clientCommand("ls", 0, 0, listGadgets)},
+	{name: "ls", about: "list your gadgets and those shared with you", client: true, run: clientCommand("ls", 0, 0, listGadgets)},
 	{name: "new", args: "BLUEPRINT [NAME]", about: "create a gadget and print its id", client: true, run: clientCommand("new", 1, 2, newGadget)},
 	{name: "rm", args: "ID", about: "remove a gadget and its data", client: true, run: clientCommand("rm", 1, 1, removeGadget)},
 	{name: "blueprint ls", about: "list the blueprints you can use", client: true, run: clientCommand("blueprint ls", 0, 0, listBlueprints)},
@@ -45,7 +45,7 @@ var commands = append([]*command{
 		run: func(args []string, stdout, _ io.Writer) error { return newToken(args, stdout) }},
 	{name: "token revoke", args: "ID", about: "revoke a token (yours only; revoking the one in use ends your access)", client: true,
 		run: clientCommand("token revoke", 1, 1, revokeToken)},
-}, gatekeeperCommands...)
+}, append(shareCommands, gatekeeperCommands...)...)
 
 const overview = `gadgetd runs small personal apps ("gadgets") in WebAssembly sandboxes and
 serves them over Cap'n Proto.
