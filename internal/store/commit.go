@@ -39,7 +39,6 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"sync"
@@ -238,17 +237,14 @@ func (p *pendingCommit) check(tx *bolt.Tx) (sizeAfter int64, err error) {
 	return after, nil
 }
 
-// write applies p's writes in tx and records the data's new size. The
-// first time, it checks the context between batches of writes, and returns
-// an error, which rolls tx back, once it has ended.
+// write applies p's writes in tx and records the data's new size as the
+// bucket's sequence (data.go). The first time, it checks the context between
+// batches of writes, and returns an error, which rolls tx back, once it has
+// ended.
 func (p *pendingCommit) write(tx *bolt.Tx, sizeAfter int64) error {
 	first := !p.started
 	p.started = true
-	g, err := tx.Bucket(bucketData).CreateBucketIfNotExists([]byte(p.gadgetID))
-	if err != nil {
-		return err
-	}
-	kv, err := g.CreateBucketIfNotExists(keyKV)
+	kv, err := tx.Bucket(bucketData).CreateBucketIfNotExists([]byte(p.gadgetID))
 	if err != nil {
 		return err
 	}
@@ -267,9 +263,7 @@ func (p *pendingCommit) write(tx *bolt.Tx, sizeAfter int64) error {
 			return err
 		}
 	}
-	var raw [8]byte
-	binary.BigEndian.PutUint64(raw[:], uint64(sizeAfter))
-	return g.Put(keySize, raw[:])
+	return kv.SetSequence(uint64(sizeAfter))
 }
 
 // sizeAfterWrites returns the size that data of size bytes, kept in kv (nil
