@@ -6,8 +6,10 @@ package guest
 // buildable (and vettable) on every platform; a gadget only ever runs as
 // GOOS=wasip1.
 
-func hostExchange([]byte) []byte {
-	panic("guest: gadgets run only under gadgetd (GOOS=wasip1 GOARCH=wasm)")
-}
+func hostExchange([]byte) uint32 { panic(notInSandbox) }
+
+func hostTake([]byte) { panic(notInSandbox) }
+
+const notInSandbox = "guest: gadgets run only under gadgetd (GOOS=wasip1 GOARCH=wasm)"
 
 func hostRelease(uint32) {}

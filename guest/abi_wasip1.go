@@ -31,12 +31,11 @@ func gadgetdDeliver(ptr, size uint32) uint64 {
 	return uint64(addr(out))<<32 | uint64(len(out))
 }
 
-func hostExchange(b []byte) []byte {
-	n := exchange(addr(b), uint32(len(b)))
-	buf := make([]byte, n)
-	take(addr(buf))
-	return buf
-}
+// hostExchange sends the frame b and returns the length of the host's next
+// frame, which hostTake then copies out.
+func hostExchange(b []byte) uint32 { return exchange(addr(b), uint32(len(b))) }
+
+func hostTake(buf []byte) { take(addr(buf)) }
 
 func hostRelease(index uint32) { release(index) }
 

@@ -48,15 +48,18 @@ func Decode(b []byte, lim Limits) (abi.Frame, error) {
 	if err != nil {
 		return abi.Frame{}, fmt.Errorf("malformed frame: %w", err)
 	}
-	// The read limit bounds pointer-traversal amplification; a frame is
-	// never legitimately read more than a few times over.
-	msg.ResetReadLimit(uint64(len(b))*4 + 1<<16)
+	msg.ResetReadLimit(ReadLimit(len(b)))
 	f, err := abi.ReadRootFrame(msg)
 	if err != nil {
 		return abi.Frame{}, fmt.Errorf("malformed frame: %w", err)
 	}
 	return f, nil
 }
+
+// ReadLimit is the traversal limit (capnp.Message.ResetReadLimit) for a
+// frame of n bytes: it bounds pointer-traversal amplification, and a frame
+// is never legitimately read more than a few times over.
+func ReadLimit(n int) uint64 { return uint64(n)*4 + 1<<16 }
 
 // unmarshal is capnp.Unmarshal with a fast path for the single-segment
 // frames New produces: capnp.Unmarshal always builds a pooled multi-segment
