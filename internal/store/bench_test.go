@@ -12,7 +12,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/gadgetd/gadgetd/internal/latency"
-	"github.com/gadgetd/gadgetd/internal/storage"
 	"github.com/gadgetd/gadgetd/internal/store"
 )
 
@@ -70,42 +69,9 @@ func BenchmarkCommitOneWriter(b *testing.B) {
 	reportCommits(b, time.Since(start), &lat)
 }
 
-// BenchmarkCommitOneCounter is the commit of the full-stack write: one
-// gadget rewriting its one small key, as the counter does.
-func BenchmarkCommitOneCounter(b *testing.B) {
-	s, err := store.Open(filepath.Join(b.TempDir(), "db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	var lat latency.Recorder
-	start := time.Now()
-	for i := 0; b.Loop(); i++ {
-		lat.Time(func() { err = s.Commit(ctx, "g", put("value", fmt.Sprint(i)), 1<<30) })
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCommits(b, time.Since(start), &lat)
-}
-
 // BenchmarkCommit64Writers runs b.N commits from 64 goroutines, each on its
-// own gadget, as 64 clients each calling their own gadget would; each commit
-// adds a key, so the gadgets' data grows.
+// own gadget, as 64 clients each calling their own gadget would.
 func BenchmarkCommit64Writers(b *testing.B) {
-	benchCommit64(b, func(i int64) []storage.Write { return put(fmt.Sprint("k", i), "value") })
-}
-
-// BenchmarkCommit64Counters is BenchmarkCommit64Writers with each gadget
-// rewriting its one small key, as 64 counters do.
-func BenchmarkCommit64Counters(b *testing.B) {
-	benchCommit64(b, func(i int64) []storage.Write { return put("value", fmt.Sprint(i)) })
-}
-
-// benchCommit64 runs b.N commits of the writes commit(i) from 64 goroutines,
-// each on its own gadget.
-func benchCommit64(b *testing.B, writes func(i int64) []storage.Write) {
 	const writers = 64
 	s, err := store.Open(filepath.Join(b.TempDir(), "db"))
 	if err != nil {
@@ -124,7 +90,7 @@ func benchCommit64(b *testing.B, writes func(i int64) []storage.Write) {
 		wg.Go(func() {
 			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
 				t := time.Now()
-				if err := s.Commit(ctx, fmt.Sprint("g", w), writes(i), 1<<30); err != nil {
+				if err := s.Commit(ctx, fmt.Sprint("g", w), put(fmt.Sprint("k", i), "value"), 1<<30); err != nil {
 					b.Error(err)
 					return
 				}

@@ -11,8 +11,7 @@ package store
 //	             (the name bucket's sequence numbers the versions)
 //	"gadgets"    id -> Gadget
 //	"owners"     / ownerID / gadget id -> empty (index for Gadgets)
-//	"data"       / gadget id / key -> value (the bucket's sequence number
-//	             is the data's size; see data.go)
+//	"data"       / gadget id / {"kv" / key -> value, "size" -> uint64 BE}
 //	"grants", "grantsby*": shares (shares.go)
 //
 // bbolt serializes writers itself and allows concurrent readers, so the only
@@ -52,6 +51,8 @@ var (
 	keyUI           = []byte("ui")
 	keySchemaSource = []byte("schemaSource")
 	keySchemaNodes  = []byte("schemaNodes")
+	keyKV           = []byte("kv")
+	keySize         = []byte("size")
 )
 
 // builtinOwnerKey names the bucket of builtin blueprints; user ids never
@@ -103,9 +104,6 @@ func Open(path string) (*BoltStore, error) {
 		}
 		return indexTokensWithoutID(tx)
 	})
-	if err == nil {
-		err = flattenGadgetData(db)
-	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)

@@ -39,6 +39,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sync"
@@ -237,14 +238,17 @@ func (p *pendingCommit) check(tx *bolt.Tx) (sizeAfter int64, err error) {
 	return after, nil
 }
 
-// write applies p's writes in tx and records the data's new size as the
-// bucket's sequence (data.go). The first time, it checks the context between
-// batches of writes, and returns an error, which rolls tx back, once it has
-// ended.
+// write applies p's writes in tx and records the data's new size. The
+// first time, it checks the context between batches of writes, and returns
+// an error, which rolls tx back, once it has ended.
 func (p *pendingCommit) write(tx *bolt.Tx, sizeAfter int64) error {
 	first := !p.started
 	p.started = true
-	kv, err := tx.Bucket(bucketData).CreateBucketIfNotExists([]byte(p.gadgetID))
+	g, err := tx.Bucket(bucketData).CreateBucketIfNotExists([]byte(p.gadgetID))
+	if err != nil {
+		return err
+	}
+	kv, err := g.CreateBucketIfNotExists(keyKV)
 	if err != nil {
 		return err
 	}
@@ -263,7 +267,9 @@ func (p *pendingCommit) write(tx *bolt.Tx, sizeAfter int64) error {
 			return err
 		}
 	}
-	return kv.SetSequence(uint64(sizeAfter))
+	var raw [8]byte
+	binary.BigEndian.PutUint64(raw[:], uint64(sizeAfter))
+	return g.Put(keySize, raw[:])
 }
 
 // sizeAfterWrites returns the size that data of size bytes, kept in kv (nil

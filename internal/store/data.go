@@ -2,15 +2,6 @@ package store
 
 // Gadget data: each gadget's key-value pairs and their total size.
 //
-// Layout. A gadget's pairs are the keys of one bucket, "data"/gadget id,
-// and their size is that bucket's sequence number. The bucket holds no
-// bucket of its own, so while the data is small (under a quarter page)
-// bbolt keeps it inline in the "data" bucket's page: a commit rewrites
-// that one page, not a page of the gadget's besides, and a group of
-// commits to many small gadgets rewrites a few shared pages instead of one
-// each. The first layout kept the pairs in a nested "kv" bucket beside a
-// "size" key; flattenGadgetData moves such data over when the file opens.
-//
 // Contexts. bbolt cannot cancel a transaction, and its writer lock cannot be
 // waited on with a deadline. So every method here checks its context before
 // it starts, long scans check it as they go, and Commit waits for its group
@@ -24,7 +15,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -57,80 +47,17 @@ func (g gadgetData) Commit(ctx context.Context, writes []storage.Write, maxSize 
 // at its context.
 const ctxCheckEvery = 256
 
-// gadgetKV returns the gadget's bucket of pairs and their size, or a nil
-// bucket if it has no data yet.
+// gadgetKV returns the gadget's data bucket and its size, or a nil bucket if
+// it has no data yet.
 func gadgetKV(tx *bolt.Tx, gadgetID string) (kv *bolt.Bucket, size int64) {
-	kv = tx.Bucket(bucketData).Bucket([]byte(gadgetID))
-	if kv == nil {
+	g := tx.Bucket(bucketData).Bucket([]byte(gadgetID))
+	if g == nil {
 		return nil, 0
 	}
-	return kv, int64(kv.Sequence())
-}
-
-// The first layout's names: "data"/gadget id/{"kv"/key -> value, "size" ->
-// uint64 BE}.
-var (
-	oldKeyKV   = []byte("kv")
-	oldKeySize = []byte("size")
-)
-
-// flattenGadgetData moves every gadget's data kept in the first layout to
-// the flat one, one gadget to a transaction, so that moving holds at most
-// one gadget's data in memory, and a crash between two leaves each gadget
-// whole in one layout or the other. A gadget bucket holding a bucket is in
-// the first layout: the flat one never nests.
-func flattenGadgetData(db *bolt.DB) error {
-	var nested [][]byte
-	err := db.View(func(tx *bolt.Tx) error {
-		data := tx.Bucket(bucketData)
-		return data.ForEachBucket(func(id []byte) error {
-			if data.Bucket(id).Bucket(oldKeyKV) != nil {
-				nested = append(nested, bytes.Clone(id))
-			}
-			return nil
-		})
-	})
-	for _, id := range nested {
-		if err != nil {
-			break
-		}
-		err = db.Update(func(tx *bolt.Tx) error { return flattenGadget(tx.Bucket(bucketData), id) })
+	if raw := g.Get(keySize); len(raw) == 8 {
+		size = int64(binary.BigEndian.Uint64(raw))
 	}
-	if err != nil {
-		return fmt.Errorf("move gadget data to the flat layout: %w", err)
-	}
-	return nil
-}
-
-// flattenGadget replaces gadget id's bucket in the first layout with a flat
-// one holding the same pairs and size.
-func flattenGadget(data *bolt.Bucket, id []byte) error {
-	old := data.Bucket(id)
-	var size uint64
-	if raw := old.Get(oldKeySize); len(raw) == 8 {
-		size = binary.BigEndian.Uint64(raw)
-	}
-	var pairs [][2][]byte // copies: the pages under them are freed below
-	err := old.Bucket(oldKeyKV).ForEach(func(k, v []byte) error {
-		pairs = append(pairs, [2][]byte{bytes.Clone(k), bytes.Clone(v)})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := data.DeleteBucket(id); err != nil {
-		return err
-	}
-	flat, err := data.CreateBucket(id)
-	if err != nil {
-		return err
-	}
-	for _, p := range pairs {
-		if err := flat.Put(p[0], p[1]); err != nil {
-			return err
-		}
-	}
-	return flat.SetSequence(size)
+	return g.Bucket(keyKV), size
 }
 
 // view runs fn in a read transaction unless ctx is already done.
