@@ -48,6 +48,14 @@ struct Caller {
   # session ends (its calls and its context's fail, disconnected) if the
   # caller's role drops below it or their share is revoked, so a guest may
   # rely on it for the session's life.
+
+  permissions @3 :List(Text);
+  # The blueprint's own permissions (blueprint.json's "permissions") that
+  # `role` bundles (its "roles"), by name, in the order the manifest
+  # declares them: an owner has every one. Check the names you need, e.g.
+  # "edit" before changing a note. Empty for a blueprint that declares
+  # none: such a guest decides by `role` alone. The platform computes the
+  # set; enforcing it is the guest's job (docs/SECURITY.md).
 }
 
 interface Guest {

@@ -23,7 +23,7 @@ class Caller extends $.Struct {
   static _capnp = {
     displayName: "Caller",
     id: "bd2d73c13152e8c6",
-    size: new $.ObjectSize(8, 2)
+    size: new $.ObjectSize(8, 3)
   };
   /**
   * The caller as this gadget knows them: a pseudonym, stable for one user
@@ -59,6 +59,33 @@ class Caller extends $.Struct {
   }
   set role(value) {
     $.utils.setUint16(0, value, this);
+  }
+  _adoptPermissions(value) {
+    $.utils.adopt(value, $.utils.getPointer(2, this));
+  }
+  _disownPermissions() {
+    return $.utils.disown(this.permissions);
+  }
+  /**
+  * The blueprint's own permissions (blueprint.json's "permissions") that
+  * `role` bundles (its "roles"), by name, in the order the manifest
+  * declares them: an owner has every one. Check the names you need, e.g.
+  * "edit" before changing a note. Empty for a blueprint that declares
+  * none: such a guest decides by `role` alone. The platform computes the
+  * set; enforcing it is the guest's job (docs/SECURITY.md).
+  *
+  */
+  get permissions() {
+    return $.utils.getList(2, $.TextList, this);
+  }
+  _hasPermissions() {
+    return !$.utils.isNull($.utils.getPointer(2, this));
+  }
+  _initPermissions(length) {
+    return $.utils.initList(2, $.TextList, length, this);
+  }
+  set permissions(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(2, this));
   }
   toString() {
     return "Caller_" + super.toString();
