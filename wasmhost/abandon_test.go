@@ -239,8 +239,8 @@ func TestCallsGivenUpWhileQueuedNeverReachTheGuestAndLeakNothing(t *testing.T) {
 	}
 }
 
-// Guards: the release of an answer nobody reads (delivery.dropIfAbandoned in
-// guestObject.call and instance.complete). Each round's caller gives up
+// Guards: the release of an answer nobody reads (delivery.answer, when
+// delivery.abandon has answered the caller already). Each round's caller gives up
 // while the guest is already working on its open (starting its instance,
 // held at the gate); without the release, the session the guest answers
 // with leaks, and the guest never gets the release frame that lets it free

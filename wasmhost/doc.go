@@ -18,9 +18,11 @@
 // into the guest is a delivery on the gadget's bounded inbox, run by the
 // worker one at a time (one actor per gadget). Host functions run on the
 // worker too, inside the export call it made. Capabilities for guest objects
-// only enqueue and wait, so no lock is ever held across guest code. A call
-// whose caller gave up while it was queued is never delivered, and an
-// answer nobody waits for any more is released, capabilities and all.
+// only enqueue, on the caller's goroutine, and the worker answers each call
+// through the caller's Returner, so no lock is ever held across guest code
+// and no goroutine waits in between. A call whose caller gave up while it
+// was queued is never delivered, and an answer nobody waits for any more is
+// released, capabilities and all.
 //
 // Every wait on the worker ends with the call's context: the guest's own
 // code (wazero's WithCloseOnContextDone), its calls out (wait), and its

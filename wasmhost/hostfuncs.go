@@ -273,7 +273,7 @@ func (inst *instance) deliverNested(d *delivery) []byte {
 	}
 	b, err := inst.callFrame(d)
 	if err != nil {
-		d.reply <- reply{err: err}
+		d.fail(err)
 		if d.then != nil {
 			d.then.fail(err)
 		}
@@ -296,7 +296,7 @@ func (inst *instance) answerNested(f abi.Frame) []byte {
 	inst.nested = inst.nested[:n-1]
 	content, err := inst.answer(f)
 	if inst.fatal != nil {
-		d.reply <- reply{err: inst.fatal}
+		d.fail(inst.fatal)
 		if d.then != nil {
 			d.then.fail(inst.fatal)
 		}

@@ -232,8 +232,7 @@ func (inst *instance) complete(d *delivery, content capnp.Struct, err error) {
 		}
 	}
 	releaseStruct(open)
-	d.reply <- reply{content: content, err: err}
-	d.dropIfAbandoned()
+	d.answer(content, err)
 }
 
 // deliver encodes d as a call frame, runs it in the guest and decodes the
@@ -258,7 +257,7 @@ func (inst *instance) deliver(d *delivery) (capnp.Struct, error) {
 // callFrame encodes d as a call frame for the guest; capabilities in the
 // params become host imports (untrusted: they came from a client).
 func (inst *instance) callFrame(d *delivery) ([]byte, error) {
-	defer releaseStruct(d.params)
+	defer d.dropParams()
 	if isGuestOpen(d.method) && d.target.currentRef().index == 0 {
 		p, err := copyStruct(d.params)
 		if err != nil {
@@ -283,7 +282,7 @@ func (inst *instance) callFrame(d *delivery) ([]byte, error) {
 		return nil, err
 	}
 	if err := p.SetContent(d.params.ToPtr()); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("copy params: %w", rootCause(err))
 	}
 	if err := frame.Describe(p, inst.describe(false)); err != nil {
 		return nil, err
@@ -496,7 +495,10 @@ func firstLine(s string) string {
 // close tears the instance down, failing everything still in flight.
 func (inst *instance) close(cause error) {
 	for _, d := range inst.nested {
-		d.reply <- reply{err: cause}
+		d.fail(cause)
+		if d.then != nil {
+			d.then.fail(cause) // the call a reopened session was waiting for
+		}
 	}
 	inst.nested = nil
 	inst.endScope(cause)

@@ -9,9 +9,7 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/exc"
-	"capnproto.org/go/capnp/v3/server"
 
-	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/schema"
 )
 
@@ -20,12 +18,15 @@ import (
 //
 // Goroutines and locking: every call into the guest goes through inbox and is
 // run by the gadget's one worker goroutine (run), which alone owns the
-// instance and everything in it. Capabilities for guest objects (guestObject)
-// only enqueue deliveries and wait for their replies, so they never touch
-// instance state. mu guards the few fields other goroutines write: releases
-// and closed. Close reaches into a running call only through ctx (every call
-// derives from it) and, past its bound, through running's wazero module,
-// which is safe to close from any goroutine.
+// instance and everything in it. Capabilities for guest objects (guestObject,
+// guestobject.go) only enqueue deliveries, on their caller's goroutine, and
+// the worker answers each through its caller's Returner, so nothing else
+// touches instance state and no goroutine waits in between. mu guards the few
+// fields other goroutines write: releases and closed; enqueue holds it so
+// that no call lands in inbox after run has drained it for the last time.
+// Close reaches into a running call only through ctx (every call derives from
+// it) and, past its bound, through running's wazero module, which is safe to
+// close from any goroutine.
 type Sandbox struct {
 	rt   *Runtime
 	mod  *Module
@@ -61,27 +62,6 @@ type Sandbox struct {
 type guestRef struct {
 	gen   uint64
 	index uint32
-}
-
-// delivery is one call waiting to be delivered into the guest.
-type delivery struct {
-	ctx    context.Context
-	target *guestObject
-	method capnp.Method
-	params capnp.Struct // owned: its message holds the params' capabilities
-	reply  chan reply   // buffered; receives exactly one reply (see dropIfAbandoned)
-
-	openParams capnp.Struct // a copy of params, for Guest.open calls
-
-	// For a Guest.open that reopens a session during a wait: the session,
-	// and the call that waits for it.
-	reopens *guestObject
-	then    *delivery
-}
-
-type reply struct {
-	content capnp.Struct // owned: release its message when done
-	err     error
 }
 
 // Errors callers can test for with errors.Is. Their Cap'n Proto exception
@@ -224,10 +204,10 @@ func (g *Sandbox) setBusy(busy bool) {
 
 // enqueue hands d to the worker without blocking.
 func (g *Sandbox) enqueue(d *delivery) error {
-	select {
-	case <-g.quit:
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
 		return fmt.Errorf("%s: %w", g.cfg.name, ErrClosed)
-	default:
 	}
 	select {
 	case g.inbox <- d:
@@ -284,7 +264,7 @@ func (g *Sandbox) reopen(o *guestObject) error {
 // reopenDelivery builds the Guest.open call that reopens session o. then is
 // the call that waits for it, if it is to run next.
 func (g *Sandbox) reopenDelivery(o *guestObject, then *delivery) (*delivery, error) {
-	// Copy under o.mu: Shutdown, when a client drops the session meanwhile,
+	// Copy under o.mu: release, when a client drops the session meanwhile,
 	// releases openParams under it (a race the stress test found).
 	o.mu.Lock()
 	params := o.openParams
@@ -297,7 +277,16 @@ func (g *Sandbox) reopenDelivery(o *guestObject, then *delivery) (*delivery, err
 	if err != nil {
 		return nil, err
 	}
-	return &delivery{ctx: context.Background(), target: g.main(), method: guestOpen, params: p, reply: make(chan reply, 1), reopens: o, then: then}, nil
+	return &delivery{
+		ctx:           context.Background(),
+		target:        g.main(),
+		method:        guestOpen,
+		params:        p,
+		releaseParams: func() { releaseStruct(p) },
+		reply:         make(chan reply, 1),
+		reopens:       o,
+		then:          then,
+	}, nil
 }
 
 // adoptSession points o at the session that a reopening Guest.open returned.
@@ -368,161 +357,28 @@ func (g *Sandbox) deliverReleases() {
 	}
 }
 
-func (d *delivery) fail(err error) {
-	releaseStruct(d.params)
-	releaseStruct(d.openParams)
-	d.reply <- reply{err: err}
-}
-
-// skip fails d, instead of delivering it, if its caller has already given
-// up: the guest never sees a call nobody waits for.
-func (d *delivery) skip() bool {
-	if d.ctx.Err() == nil {
-		return false
-	}
-	d.fail(context.Cause(d.ctx))
-	return true
-}
-
-// dropIfAbandoned releases the reply to d if its caller has given up. Both
-// sides call it: the caller when it stops waiting, the worker after it
-// replies. The caller's context ends before the caller looks, so whichever
-// of the two looks last finds a reply the caller never took, and releases
-// its message and the capabilities in it (a guest object's release then
-// reaches the guest).
-func (d *delivery) dropIfAbandoned() {
-	if d.ctx.Err() == nil {
-		return
-	}
-	select {
-	case r := <-d.reply:
-		releaseStruct(r.content)
-	default:
-	}
-}
-
-// guestObject is the host-side capability for one object a guest exported.
-// Calls on it become deliveries; dropping it tells the guest.
-type guestObject struct {
-	g *Sandbox
-
-	mu         sync.Mutex // guards the fields below; written by the worker
-	ref        guestRef
-	openParams capnp.Struct // for sessions: the Guest.open params, to reopen
-	adopted    bool         // another guestObject took over ref
-}
-
-var guestOpen = capnp.Method{InterfaceID: schema.Guest_TypeID, MethodID: 0, InterfaceName: "gadget.capnp:Guest", MethodName: "open"}
-
-func isGuestOpen(m capnp.Method) bool {
-	return m.InterfaceID == guestOpen.InterfaceID && m.MethodID == guestOpen.MethodID
-}
-
-func (g *Sandbox) newGuestObject(ref guestRef, openParams *capnp.Struct) capnp.Client {
-	o := &guestObject{g: g, ref: ref}
-	if openParams != nil {
-		o.openParams = *openParams
-	}
-	srv := capserver.NewServer(nil, o, o)
-	// Every method goes to the guest, which knows its own interfaces.
-	srv.HandleUnknownMethod = o.method
-	return capnp.NewClient(srv)
-}
-
-func (o *guestObject) currentRef() guestRef {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.ref
-}
-
-// guestObjectOf reports whether c is a guestObject capability.
-func guestObjectOf(c capnp.Client) (*guestObject, bool) {
-	snap := c.Snapshot()
-	defer snap.Release()
-	brand, ok := server.IsServer(snap.Brand())
-	if !ok {
-		return nil, false
-	}
-	o, ok := brand.(*guestObject)
-	return o, ok
-}
-
-func (o *guestObject) method(m capnp.Method) *server.Method {
-	return &server.Method{Method: m, Impl: func(ctx context.Context, call *server.Call) error {
-		return exception(o.call(ctx, m, call))
-	}}
-}
-
-func (o *guestObject) call(ctx context.Context, m capnp.Method, call *server.Call) error {
-	// Calls to one guest object may be in flight together: the worker
-	// serializes them, and nested delivery needs a later call to get past
-	// an earlier one that waits on it.
-	call.Go()
-	params, err := copyStruct(call.Args())
-	if err != nil {
-		return err
-	}
-	d := &delivery{ctx: ctx, target: o, method: m, params: params, reply: make(chan reply, 1)}
-	if err := o.g.enqueue(d); err != nil {
-		releaseStruct(params)
-		return err
-	}
-	var r reply
-	select {
-	case r = <-d.reply:
-	case <-ctx.Done():
-		d.dropIfAbandoned()
-		return ctx.Err()
-	}
-	if r.err != nil {
-		return r.err
-	}
-	defer releaseStruct(r.content)
-	results, err := call.AllocResults(r.content.Size())
-	if err != nil {
-		return err
-	}
-	return results.CopyFrom(r.content)
-}
-
-// Shutdown runs when the last reference to the capability is gone.
-func (o *guestObject) Shutdown() {
-	o.mu.Lock()
-	ref, adopted := o.ref, o.adopted
-	releaseStruct(o.openParams)
-	o.openParams = capnp.Struct{}
-	o.mu.Unlock()
-	if ref.index == 0 || adopted {
-		return // the main object lives as long as the instance
-	}
-	g := o.g
-	g.mu.Lock()
-	if !g.closed {
-		g.releases = append(g.releases, ref)
-	}
-	g.mu.Unlock()
-	select {
-	case g.wake <- struct{}{}:
-	default:
-	}
-}
-
 // copyStruct copies s, and the capabilities it points to, into a message of
 // its own.
 func copyStruct(s capnp.Struct) (capnp.Struct, error) {
-	_, seg, err := capnp.NewMessage(capnp.MultiSegment(nil))
-	if err != nil {
-		return capnp.Struct{}, err
-	}
-	dst, err := capnp.NewRootStruct(seg, s.Size())
+	dst, err := newRootStruct(s.Size())
 	if err != nil {
 		return capnp.Struct{}, err
 	}
 	if err := dst.CopyFrom(s); err != nil {
-		seg.Message().Release()
+		releaseStruct(dst)
 		return capnp.Struct{}, fmt.Errorf("copy struct: %w", rootCause(err))
 	}
 	return dst, nil
+}
+
+// newRootStruct returns a struct of size sz at the root of a message of its
+// own.
+func newRootStruct(sz capnp.ObjectSize) (capnp.Struct, error) {
+	_, seg, err := capnp.NewMessage(capnp.MultiSegment(nil))
+	if err != nil {
+		return capnp.Struct{}, err
+	}
+	return capnp.NewRootStruct(seg, sz)
 }
 
 // releaseStruct releases s's message and the capabilities it holds.
