@@ -60,9 +60,13 @@ func compileOptions(owner string) []wasmhost.CompileOption {
 // edited examples on restart; gadgets already running keep the old code until
 // the server restarts.
 func (s *Server) InstallBuiltin(ctx context.Context, b *blueprint.Bundle) (BlueprintInfo, error) {
+	wasm, err := blueprint.WasmWithAccess(b.Wasm, b.Access)
+	if err != nil {
+		return BlueprintInfo{}, err
+	}
 	bp := store.BlueprintRecord{
 		Name: b.Name, Version: b.Version, Description: b.Description,
-		SessionInterface: b.SessionInterface, Wasm: b.Wasm, UI: b.UIHTML,
+		SessionInterface: b.SessionInterface, Wasm: wasm, UI: b.UIHTML,
 		SchemaSource: b.SchemaSource, SchemaNodes: b.SchemaNodes, Bindings: b.Bindings,
 	}
 	installed, err := s.install(ctx, bp, true)
@@ -185,6 +189,11 @@ func (s *Server) install(ctx context.Context, bp store.BlueprintRecord, replace 
 	mod, err := s.rt.Compile(compileCtx, bp.Wasm, compileOptions(bp.Owner)...)
 	done()
 	if err != nil {
+		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
+	}
+	// Read once the module is known to be well formed.
+	if bp.Access, err = blueprint.AccessOf(bp.Wasm); err != nil {
+		mod.Close(ctx)
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}
 	bp.InstalledAt = time.Now().UTC()

@@ -91,7 +91,7 @@ func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, e
 		if err != nil {
 			return err
 		}
-		if err := g.fillCaller(caller, a.Role); err != nil {
+		if err := g.fillCaller(ctx, caller, a); err != nil {
 			return err
 		}
 		// The params (and wasmhost's copy, kept to reopen the session)
@@ -110,9 +110,26 @@ func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, e
 	return g.cred.guardSession(session.AddRef(), share), nil
 }
 
-// fillCaller describes g's user, with role, to the gadget.
-func (g *gadgetCap) fillCaller(caller schema.Caller, role store.Role) error {
-	caller.SetRole(schema.Role(role))
+// fillCaller describes g's user to the gadget of a, with a's role and the
+// blueprint's permissions that role holds.
+func (g *gadgetCap) fillCaller(ctx context.Context, caller schema.Caller, a store.GadgetAccess) error {
+	role := schema.Role(a.Role)
+	caller.SetRole(role)
+	bp, err := g.s.store.Blueprint(ctx, a.Gadget.BlueprintOwner, a.Gadget.BlueprintName, a.Gadget.BlueprintVersion)
+	if err != nil {
+		return err
+	}
+	if held := bp.Access.Of(role); len(held) > 0 {
+		list, err := caller.NewPermissions(int32(len(held)))
+		if err != nil {
+			return err
+		}
+		for i, name := range held {
+			if err := list.Set(i, name); err != nil {
+				return err
+			}
+		}
+	}
 	if err := caller.SetUserId(g.s.pseudonym(g.id, g.user.ID)); err != nil {
 		return err
 	}

@@ -26,9 +26,13 @@ func newSessionContext(g *gadgetCap, role store.Role, share *shareCheck) schema.
 }
 
 func (sc *sessionContext) Caller(ctx context.Context, call schema.SessionContext_caller) error {
-	if _, err := sc.g.record(ctx); err != nil {
+	a, err := sc.g.access(ctx)
+	if err != nil {
 		return err
 	}
+	// The guards hold the user to at least the session's role; the session
+	// is told that one, and the permissions it holds now.
+	a.Role = sc.role
 	res, err := call.AllocResults()
 	if err != nil {
 		return err
@@ -37,5 +41,5 @@ func (sc *sessionContext) Caller(ctx context.Context, call schema.SessionContext
 	if err != nil {
 		return err
 	}
-	return sc.g.fillCaller(caller, sc.role)
+	return sc.g.fillCaller(ctx, caller, a)
 }

@@ -158,9 +158,9 @@ func TestSharingWithYourselfTheOwnerOrNobodyFailsClearly(t *testing.T) {
 	requireErrorContains(t, share(t, openGadget(t, ws["bob"], id), "alice", schema.Role_viewer), "sharing with the gadget's owner")
 }
 
-// The notes example tells each session whether it may write, from
-// Caller.role: the guest sees the role the gadget was shared with, and a
-// role changed by sharing again counts from the next open.
+// The notes example tells each session whether it may write, from the
+// "edit" permission the role it was shared with bundles (Caller.permissions):
+// a role changed by sharing again counts from the next open.
 func TestTheRecipientFindsTheGadgetAndOpensItWithTheGrantedRole(t *testing.T) {
 	h := start(t, t.TempDir())
 	if _, err := h.srv.InstallBuiltin(context.Background(), blueprinttest.ExampleBundle(t, "notes")); err != nil {

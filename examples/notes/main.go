@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -101,24 +102,43 @@ func (app) Open(ctx context.Context, call schema.Guest_open) error {
 		return fmt.Errorf("notes: user id is too long (%d bytes escaped, at most %d)", len(esc), maxUserKey)
 	}
 	name, _ := c.UserName()
-	s := &session{
-		userName: name,
-		canWrite: c.Role() >= schema.Role_editor,
-		prefix:   "u/" + esc + "/",
+	list, err := c.Permissions()
+	if err != nil {
+		return fmt.Errorf("notes: reading the caller's permissions: %w", err)
+	}
+	perms, err := texts(list)
+	if err != nil {
+		return fmt.Errorf("notes: reading the caller's permissions: %w", err)
 	}
 	res, err := call.AllocResults()
 	if err != nil {
 		return err
+	}
+	s := &session{
+		userName:    name,
+		permissions: perms,
+		// blueprint.json declares "edit" and gives it to editors; the
+		// platform computes who holds it, enforcing it is this guest's job.
+		canWrite: slices.Contains(perms, "edit"),
+		prefix:   "u/" + esc + "/",
+		// Arguments are released when Open returns: keep a reference to
+		// the context, which Info asks. A bare host (notestest) lends none.
+		context: call.Args().Context().AddRef(),
 	}
 	return res.SetSession(capnp.Client(notespb.Notes_ServerToClient(s)))
 }
 
 // session is one user's view of the notes. Its fields never change.
 type session struct {
-	userName string
-	canWrite bool
-	prefix   string // "u/<uid>/"
+	userName    string
+	permissions []string // Caller.permissions at open
+	canWrite    bool     // holds "edit"
+	prefix      string   // "u/<uid>/"
+	context     schema.SessionContext
 }
+
+// Shutdown runs when the host drops the session.
+func (s *session) Shutdown() { s.context.Release() }
 
 func (s *session) metaKey() string     { return s.prefix + "meta" }
 func (s *session) notesPrefix() string { return s.prefix + "n/" }
@@ -306,10 +326,63 @@ func (s *session) Info(ctx context.Context, call notespb.Notes_info) error {
 		return err
 	}
 	res.SetCanWrite(s.canWrite)
+	if err := s.fillPermissions(ctx, res.NewPermissions); err != nil {
+		return err
+	}
 	res.SetMaxNotes(maxNotes)
 	res.SetMaxTitleBytes(maxTitleBytes)
 	res.SetMaxBodyBytes(maxBodyBytes)
 	return res.SetUserName(s.userName)
+}
+
+// fillPermissions sets the caller's permissions as the platform says they
+// are now (SessionContext.caller), or as open was told without a context.
+func (s *session) fillPermissions(ctx context.Context, newList func(int32) (capnp.TextList, error)) error {
+	if !s.context.IsValid() {
+		return setTexts(newList, s.permissions)
+	}
+	res, release, err := s.context.CallerSync(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer release()
+	caller, err := res.Caller()
+	if err != nil {
+		return err
+	}
+	list, err := caller.Permissions()
+	if err != nil {
+		return err
+	}
+	now, err := texts(list)
+	if err != nil {
+		return err
+	}
+	return setTexts(newList, now)
+}
+
+func texts(list capnp.TextList) ([]string, error) {
+	out := make([]string, list.Len())
+	for i := range out {
+		var err error
+		if out[i], err = list.At(i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func setTexts(newList func(int32) (capnp.TextList, error), texts []string) error {
+	list, err := newList(int32(len(texts)))
+	if err != nil {
+		return err
+	}
+	for i, t := range texts {
+		if err := list.Set(i, t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // scan pages through the user's notes newest first, starting after the note

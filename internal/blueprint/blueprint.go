@@ -42,6 +42,9 @@ type Manifest struct {
 	UI string `json:"ui"`
 	// Bindings are the gatekeepers its gadgets ask to be bound to.
 	Bindings []gatekeepers.Request `json:"bindings,omitempty"`
+	// Access declares the blueprint's own permissions and the roles that
+	// bundle them ("permissions" and "roles").
+	Access
 }
 
 // Bundle is everything a blueprint installs.
@@ -113,6 +116,9 @@ func ReadManifest(dir string) (Manifest, error) {
 	if err := gatekeepers.CheckRequests(m.Bindings); err != nil {
 		return m, fmt.Errorf("%s: \"bindings\": %w", where, err)
 	}
+	if err := m.Access.Check(); err != nil {
+		return m, fmt.Errorf("%s: %w", where, err)
+	}
 	return m, nil
 }
 
@@ -177,11 +183,15 @@ func (b *Bundle) Marshal() ([]byte, error) {
 
 func (b *Bundle) Fill(bp schema.Blueprint) error {
 	bp.SetSessionInterface(b.SessionInterface)
+	wasm, err := WasmWithAccess(b.Wasm, b.Access)
+	if err != nil {
+		return err
+	}
 	for _, set := range []func() error{
 		func() error { return bp.SetName(b.Name) },
 		func() error { return bp.SetVersion(b.Version) },
 		func() error { return bp.SetDescription(b.Description) },
-		func() error { return bp.SetWasm(b.Wasm) },
+		func() error { return bp.SetWasm(wasm) },
 		func() error { return bp.SetUi(b.UIHTML) },
 		func() error { return bp.SetSchemaSource(b.SchemaSource) },
 		func() error { return bp.SetSchemaNodes(b.SchemaNodes) },

@@ -93,7 +93,11 @@ interface Notes {
   # they take (keys plus stored values: what counts against the storage
   # limit). Kept up to date by every change, so this costs one read.
 
-  info @7 () -> (userName :Text, canWrite :Bool, maxNotes :UInt32, maxTitleBytes :UInt32, maxBodyBytes :UInt32);
-  # Who this session belongs to and what it may do: `canWrite` is false for
-  # viewers. The limits are the ones add and update enforce.
+  info @7 () -> (userName :Text, canWrite :Bool, maxNotes :UInt32, maxTitleBytes :UInt32, maxBodyBytes :UInt32, permissions :List(Text));
+  # Who this session belongs to and what it may do: `canWrite` is whether
+  # the caller holds the "edit" permission (blueprint.json gives it to
+  # editors; owners hold every permission), and `permissions` is every one
+  # of the blueprint's permissions the caller holds, as the platform says
+  # now (`SessionContext.caller`). The limits are the ones add and update
+  # enforce.
 }

@@ -546,7 +546,7 @@
     static _capnp = {
       displayName: "info$Results",
       id: "83bd08b051c4963d",
-      size: new $.ObjectSize(16, 1)
+      size: new $.ObjectSize(16, 2)
     };
     get userName() {
       return $.utils.getText(0, this);
@@ -577,6 +577,24 @@
     }
     set maxBodyBytes(value) {
       $.utils.setUint32(12, value, this);
+    }
+    _adoptPermissions(value) {
+      $.utils.adopt(value, $.utils.getPointer(1, this));
+    }
+    _disownPermissions() {
+      return $.utils.disown(this.permissions);
+    }
+    get permissions() {
+      return $.utils.getList(1, $.TextList, this);
+    }
+    _hasPermissions() {
+      return !$.utils.isNull($.utils.getPointer(1, this));
+    }
+    _initPermissions(length) {
+      return $.utils.initList(1, $.TextList, length, this);
+    }
+    set permissions(value) {
+      $.utils.copyFrom(value, $.utils.getPointer(1, this));
     }
     toString() {
       return "Notes_Info$Results_" + super.toString();
@@ -773,8 +791,12 @@
       return new Notes_Stats$Results$Promise(pipeline);
     }
     /**
-    * Who this session belongs to and what it may do: `canWrite` is false for
-    * viewers. The limits are the ones add and update enforce.
+    * Who this session belongs to and what it may do: `canWrite` is whether
+    * the caller holds the "edit" permission (blueprint.json gives it to
+    * editors; owners hold every permission), and `permissions` is every one
+    * of the blueprint's permissions the caller holds, as the platform says
+    * now (`SessionContext.caller`). The limits are the ones add and update
+    * enforce.
     *
     */
     info(paramsFunc) {

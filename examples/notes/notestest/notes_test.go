@@ -15,6 +15,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/examples/notes/notespb"
+	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/leakcheck"
 	"github.com/gadgetd/gadgetd/internal/memhost"
 	"github.com/gadgetd/gadgetd/internal/wasmbuild"
@@ -100,6 +101,21 @@ func tryOpen(g *wasmhost.Sandbox, userID string, role schema.Role) (notespb.Note
 			return err
 		}
 		c.SetRole(role)
+		// The permissions the server would compute from blueprint.json.
+		manifest, err := blueprint.ReadManifest("..")
+		if err != nil {
+			return err
+		}
+		held := manifest.Access.Of(role)
+		perms, err := c.NewPermissions(int32(len(held)))
+		if err != nil {
+			return err
+		}
+		for i, p := range held {
+			if err := perms.Set(i, p); err != nil {
+				return err
+			}
+		}
 		if err := c.SetUserName("name of " + userID); err != nil {
 			return err
 		}
