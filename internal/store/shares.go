@@ -14,6 +14,7 @@ package store
 //	"grantsbyholder"  holder/gadget/grant -> empty (what a holder may reach)
 //	"grantsbygadget"  gadget/grant -> empty (a gadget's shares; its removal)
 //	"grantsbyparent"  parent/grant -> empty (the cascade); roots not indexed
+//	"linksbycreator"  links (links.go)
 //
 // Ids never contain '/', so a prefix ending in '/' selects exactly one
 // holder, gadget or parent. Every change to grants is one transaction, and
@@ -71,9 +72,10 @@ type Grant struct {
 	// ends this one too; "" when SharerID is the gadget's owner.
 	ParentID  string
 	Role      Role
-	HolderID  string // a user id (later slices: a link's hash)
-	SharerID  string
+	HolderID  string // a user id, or a link's LinkHolder
+	SharerID  string // for a link: its creator
 	CreatedAt time.Time
+	Link      *LinkTerms `json:",omitempty"` // set on a link's grant only (links.go)
 }
 
 // GadgetAccess is a gadget as one user reaches it.
@@ -100,7 +102,7 @@ func suffixes(b *bolt.Bucket, prefix []byte) []string {
 }
 
 func createShareBuckets(tx *bolt.Tx) error {
-	for _, b := range [][]byte{bucketGrants, bucketGrantsByHolder, bucketGrantsByGadget, bucketGrantsByParent} {
+	for _, b := range [][]byte{bucketGrants, bucketGrantsByHolder, bucketGrantsByGadget, bucketGrantsByParent, bucketLinksByCreator} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
@@ -125,6 +127,9 @@ func putGrant(tx *bolt.Tx, g Grant) error {
 	if err := tx.Bucket(bucketGrantsByGadget).Put(pairKey(g.GadgetID, g.ID), nil); err != nil {
 		return err
 	}
+	if err := indexLink(tx, g, true); err != nil {
+		return err
+	}
 	if g.ParentID == "" {
 		return nil
 	}
@@ -140,6 +145,9 @@ func dropGrant(tx *bolt.Tx, g Grant) error {
 		return err
 	}
 	if err := tx.Bucket(bucketGrantsByGadget).Delete(pairKey(g.GadgetID, g.ID)); err != nil {
+		return err
+	}
+	if err := indexLink(tx, g, false); err != nil {
 		return err
 	}
 	if g.ParentID == "" {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/storage"
 
 	"github.com/gadgetd/gadgetd/gatekeepers"
@@ -53,7 +52,6 @@ type BlueprintRecord struct {
 	SessionInterface uint64
 	InstalledAt      time.Time
 	Bindings         []gatekeepers.Request // the bindings its gadgets ask for
-	Access           blueprint.Access      // its own permissions and roles
 	// Seq orders the versions of one (Owner, Name) by installation; the store
 	// assigns it.
 	Seq uint64
@@ -140,6 +138,22 @@ type Store interface {
 	// ShareChanges grows with every committed change to grants, so callers
 	// may cache an access check until it grows.
 	ShareChanges() uint64
+
+	// Links (links.go). CreateLink adds a link held by holder (a
+	// LinkHolder) giving role, below creatorID's grant, unless creatorID
+	// has reached lim's bound on redeemable links (ErrLimit); ErrNotFound
+	// and ErrDenied as for Share. Links returns the gadget's links, oldest
+	// first. RevokeLink deletes a link with every redemption below it, if
+	// byID created it or is an owner (ErrDenied otherwise). Redeem gives
+	// userID a grant below the link held by holder, consuming a
+	// single-use link in the same transaction, and returns the gadget as
+	// userID now reaches it; redeemed is false, and nothing changes, if
+	// userID already held as much as the link is worth. ErrLinkInvalid
+	// for every link that cannot be redeemed at now, whatever the reason.
+	CreateLink(ctx context.Context, gadgetID, creatorID, holder string, role Role, terms LinkTerms, now time.Time, lim LinkLimits) (Grant, error)
+	Links(ctx context.Context, gadgetID string) ([]Link, error)
+	RevokeLink(ctx context.Context, gadgetID, byID, linkID string) ([]Grant, error)
+	Redeem(ctx context.Context, holder, userID string, now time.Time) (a GadgetAccess, redeemed bool, err error)
 
 	// The gadget's data: these are storage.Store's methods (see there) for
 	// the data of gadgetID; GadgetData binds them to one gadget.
