@@ -255,6 +255,11 @@ type LoginLimits struct {
 	IdleTimeout      time.Duration // between messages
 	LoginTimeout     time.Duration // from connecting to logging in
 	MaxPerAddress    int           // such connections from one address
+	// MaxConns bounds such connections from all addresses together; a
+	// newcomer past it takes the place of the oldest. Its default lets
+	// them hold at most one user's share of the unfinished messages the
+	// server receives (WithMaxReceiving): 1,024 at the default sizes.
+	MaxConns int
 
 	// LogRate (lines per second) and LogBurst bound the log lines about
 	// such connections (refused, or cut off for a limit), all of them
@@ -275,6 +280,7 @@ func DefaultLoginLimits() LoginLimits {
 		IdleTimeout:      u.IdleTimeout,
 		LoginTimeout:     u.LoginTimeout,
 		MaxPerAddress:    u.MaxPerAddress,
+		MaxConns:         int(rpcguard.DefaultLimits().MaxUserReceiving / u.MaxMessageSize),
 		LogRate:          u.LogRate,
 		LogBurst:         u.LogBurst,
 	}
@@ -290,6 +296,7 @@ func WithLoginLimits(l LoginLimits) Option {
 		u.IdleTimeout = positiveOr(l.IdleTimeout, u.IdleTimeout)
 		u.LoginTimeout = positiveOr(l.LoginTimeout, u.LoginTimeout)
 		u.MaxPerAddress = positiveOr(l.MaxPerAddress, u.MaxPerAddress)
+		u.MaxConns = positiveOr(l.MaxConns, u.MaxConns)
 		if l.LogRate > 0 {
 			u.LogRate = l.LogRate
 		}

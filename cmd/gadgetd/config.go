@@ -61,6 +61,7 @@ type serveConfig struct {
 		IdleTimeout      duration `toml:"idle_timeout"`
 		LoginTimeout     duration `toml:"login_timeout"`
 		MaxPerAddress    count    `toml:"max_per_address"`
+		MaxConns         count    `toml:"max_connections"`
 		LogRate          rate     `toml:"log_rate"`
 		LogBurst         count    `toml:"log_burst"`
 	} `toml:"logins"`
@@ -146,7 +147,7 @@ func defaultServeConfig() serveConfig {
 	c.Websocket.FrameTicketTTL, c.Websocket.MaxFrameTicketsPer = duration(server.DefaultFrameTicketTTL), server.DefaultMaxFrameTicketsPerUser
 	l, ld := &c.Logins, server.DefaultLoginLimits()
 	l.MaxMessageSize, l.MaxCallsInFlight, l.MaxCallBytes = size(ld.MaxMessageSize), count(ld.MaxCallsInFlight), size(ld.MaxCallBytes)
-	l.IdleTimeout, l.LoginTimeout, l.MaxPerAddress = duration(ld.IdleTimeout), duration(ld.LoginTimeout), count(ld.MaxPerAddress)
+	l.IdleTimeout, l.LoginTimeout, l.MaxPerAddress, l.MaxConns = duration(ld.IdleTimeout), duration(ld.LoginTimeout), count(ld.MaxPerAddress), count(ld.MaxConns)
 	l.LogRate, l.LogBurst = rate(ld.LogRate), count(ld.LogBurst)
 	c.Uploads.MaxPerUser, c.Uploads.MaxTotal = server.DefaultUploadsPerUser, server.DefaultUploadBytes
 	b := &c.Blueprints
@@ -218,6 +219,7 @@ func (c *serveConfig) serverOptions() []server.Option {
 			IdleTimeout:      time.Duration(l.IdleTimeout),
 			LoginTimeout:     time.Duration(l.LoginTimeout),
 			MaxPerAddress:    int(l.MaxPerAddress),
+			MaxConns:         int(l.MaxConns),
 			LogRate:          float64(l.LogRate),
 			LogBurst:         int(l.LogBurst),
 		}),

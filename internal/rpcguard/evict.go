@@ -1,9 +1,10 @@
 package rpcguard
 
 // Design: strangerSet counts a Server's connections that have not logged in
-// (strangers), per host for Budget.MaxPerAddress, and keeps them in the
-// order they arrived, so that a full server can make room for a newcomer by
-// evicting the oldest stranger: connections that never log in then hold
+// (strangers), per host for Budget.MaxPerAddress and in all for
+// Budget.MaxConns, and keeps them in the order they arrived, so that a full
+// server, or one with as many strangers as it allows, can make room for a
+// newcomer by evicting the oldest stranger: connections that never log in then hold
 // slots only until newer ones arrive, not for the whole login deadline.
 // Connections that have logged in are never evicted. mu guards the counts,
 // the order and each stranger's fields; the Server takes it with its own mu
@@ -21,9 +22,10 @@ import (
 type strangerSet struct {
 	maxPerHost int
 
-	mu     sync.Mutex
-	byHost map[string]int
-	order  list.List // of *stranger, oldest first; only those that may be evicted
+	mu      sync.Mutex
+	byHost  map[string]int
+	counted int       // strangers counted in byHost, all hosts together
+	order   list.List // of *stranger, oldest first; only those that may be evicted
 }
 
 // stranger is one connection in a strangerSet, until it logs in or ends.
@@ -49,6 +51,7 @@ func (s *strangerSet) admit(host string, remote net.Addr) (*stranger, bool) {
 		return nil, false
 	}
 	s.byHost[host]++
+	s.counted++
 	return &stranger{host: host, remote: remote, counted: true}, true
 }
 
@@ -77,10 +80,19 @@ func (s *strangerSet) forgetLocked(st *stranger) {
 	}
 	if st.counted {
 		st.counted = false
+		s.counted--
 		if s.byHost[st.host]--; s.byHost[st.host] == 0 {
 			delete(s.byHost, st.host)
 		}
 	}
+}
+
+// count returns how many strangers are counted, those not yet enqueued
+// included.
+func (s *strangerSet) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counted
 }
 
 // any reports whether there is a stranger to evict.

@@ -221,7 +221,12 @@ func (s *Server) start(nc net.Conn, bootstrap Bootstrap) error {
 		refuse(nc, reason)
 		return fmt.Errorf("%w: %s", ErrLimit, reason)
 	}
-	if len(s.conns) >= s.maxConns && !s.evictOldestStranger() {
+	if s.strangers.count() > s.lim.Unauthenticated.MaxConns {
+		// Past it, strangers could fill MaxReceiving on their own, and
+		// everyone's next large message would be refused.
+		s.evictOldestStranger(fmt.Sprintf("the server has its maximum of %d connections that have not logged in", s.lim.Unauthenticated.MaxConns))
+	}
+	if len(s.conns) >= s.maxConns && !s.evictOldestStranger(fmt.Sprintf("the server is at its connection limit (%d)", s.maxConns)) {
 		s.mu.Unlock()
 		s.strangers.forget(st)
 		s.strangerLog.log(slog.LevelWarn, "capnp connection refused: connection limit reached", "remote", nc.RemoteAddr(), "limit", s.maxConns)
@@ -270,17 +275,18 @@ func (s *Server) start(nc net.Conn, bootstrap Bootstrap) error {
 }
 
 // evictOldestStranger makes room for a new connection by ending the
-// oldest one that has not logged in, and reports whether there was one. The
-// evicted connection stops counting at once; it is gone within rpc.Conn's
-// abort timeout. s.mu is held.
-func (s *Server) evictOldestStranger() bool {
+// oldest one that has not logged in, and reports whether there was one;
+// limit says which limit the server is at. The evicted connection stops
+// counting at once; it is gone within rpc.Conn's abort timeout. s.mu is
+// held.
+func (s *Server) evictOldestStranger(limit string) bool {
 	st := s.strangers.popOldest()
 	if st == nil {
 		return false
 	}
 	delete(s.conns, st.conn)
-	st.t.abort(fmt.Errorf("%w: the server is at its connection limit (%d) and this connection had not logged in; a newer one took its place", ErrLimit, s.maxConns))
-	s.strangerLog.log(slog.LevelWarn, "capnp connection evicted: connection limit reached and it had not logged in", "remote", st.remote, "limit", s.maxConns)
+	st.t.abort(fmt.Errorf("%w: %s and this connection had not logged in; a newer one took its place", ErrLimit, limit))
+	s.strangerLog.log(slog.LevelWarn, "capnp connection evicted: it had not logged in and a newer one took its place", "remote", st.remote, "why", limit)
 	return true
 }
 

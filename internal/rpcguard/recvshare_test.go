@@ -1,6 +1,7 @@
 package rpcguard_test
 
 import (
+	"context"
 	"encoding/binary"
 	"net"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/internal/rpcguard"
+	"github.com/gadgetd/gadgetd/internal/testcounter/plaincounter"
 )
 
 // TestOneUserCannotFillTheReceiveBudget: a user's stalled, unfinished
@@ -76,4 +78,79 @@ func waitReceiving(t *testing.T, srv *rpcguard.Server, want int64) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestStrangersCannotFillTheReceiveBudget: connections that never log in,
+// each stalled part-way through a message of their largest size, hold at
+// most Unauthenticated.MaxConns of those messages (by default a user's share
+// of MaxReceiving), however many arrive: past it each newcomer takes the
+// oldest one's place. A logged-in user's large message still arrives. (An
+// outside tester opened 4,095 strangers from 64 addresses, each with 9
+// bytes of a 64 KiB message, and held the whole 256 MiB budget without an
+// account: a logged-in user's next 100 KB call closed its connection.)
+func TestStrangersCannotFillTheReceiveBudget(t *testing.T) {
+	const (
+		share    = 1 << 20
+		msgSize  = 64 << 10
+		maxConns = share / msgSize
+	)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bootstrap := capnp.Client((&plaincounter.Counter{}).Client())
+	t.Cleanup(bootstrap.Release)
+	srv := rpcguard.NewServer(func(p *rpcguard.Peer) capnp.Client {
+		// Only alice's address logs in; everyone else stays a stranger.
+		if host, _, _ := net.SplitHostPort(p.RemoteAddr().String()); host == "127.0.0.3" {
+			p.Authenticated("alice")
+		}
+		return bootstrap.AddRef()
+	}, 0, rpcguard.Limits{
+		MaxMessageSize:   share,
+		MaxReceiving:     2 * share,
+		MaxUserReceiving: share,
+		Unauthenticated:  rpcguard.Budget{MaxMessageSize: msgSize},
+	}, nil)
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+
+	// stall sends from host the header of a message of size bytes and its
+	// first body word, and no more: the server reserves the message's read
+	// chunk, size-8 bytes, until it arrives or the connection ends.
+	stall := func(host string, size int) *rawPeer {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(host)}}
+		nc, err := d.Dial("tcp", net.JoinHostPort("127.0.0.1", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		var msg [16]byte
+		binary.LittleEndian.PutUint32(msg[4:], uint32(size-8)/8)
+		nc.Write(msg[:])
+		return &rawPeer{t: t, conn: nc, enc: capnp.NewEncoder(nc), dec: capnp.NewDecoder(nc)}
+	}
+	held := int64(msgSize - 8)
+	first := stall("127.0.0.2", msgSize)
+	waitReceiving(t, srv, held)
+	// Twice as many strangers as fit in the server's whole budget.
+	for range 2 * 2 * maxConns {
+		stall("127.0.0.2", msgSize)
+	}
+	waitReceiving(t, srv, maxConns*held)
+	if reason := first.abortReason(10 * time.Second); !strings.Contains(reason, "the server has its maximum of 16 connections that have not logged in and this connection had not logged in; a newer one took its place") {
+		t.Fatalf("the oldest stranger: abort reason %q, want one naming the strangers' limit", reason)
+	}
+
+	// Alice's connection, a stranger until it logs in, takes the oldest
+	// one's place too; then the first chunk of her largest message is
+	// received (the server reserves a message's body 64 KiB at a time, as
+	// it arrives).
+	stall("127.0.0.3", share)
+	waitReceiving(t, srv, (maxConns-1)*held+64<<10)
 }

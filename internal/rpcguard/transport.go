@@ -115,7 +115,8 @@ type Limits struct {
 	// MaxReceiving alone and get everyone else's next message refused;
 	// past it the user's own message closes its connection. Peers that
 	// have not logged in send only small messages
-	// (Unauthenticated.MaxMessageSize), from few connections per address.
+	// (Unauthenticated.MaxMessageSize), from few connections per address
+	// and few in all (Unauthenticated.MaxConns).
 	// Both are raised to MaxMessageSize if smaller, so that one message of
 	// the largest size can always arrive.
 	MaxReceiving     uint64
@@ -168,6 +169,13 @@ type Budget struct {
 	// address that have not authenticated yet, so one host cannot take
 	// every slot.
 	MaxPerAddress int
+	// MaxConns bounds a listener's connections that have not authenticated
+	// yet, from all addresses together; past it a newcomer takes the place
+	// of the oldest. Its default is as many as fit MaxUserReceiving with a
+	// message of MaxMessageSize each: strangers together can hold at most
+	// one user's share of MaxReceiving in unfinished messages, however
+	// many addresses they come from.
+	MaxConns int
 	// LogRate (lines per second) and LogBurst bound the lines a Server
 	// logs about peers that have not authenticated, all of them together:
 	// refused connections, and connections ended before login. Lines past
@@ -248,6 +256,7 @@ func (l Limits) withDefaults() Limits {
 	u.IdleTimeout = cmp.Or(u.IdleTimeout, min(du.IdleTimeout, l.IdleTimeout))
 	u.LoginTimeout = cmp.Or(u.LoginTimeout, du.LoginTimeout)
 	u.MaxPerAddress = cmp.Or(u.MaxPerAddress, du.MaxPerAddress)
+	u.MaxConns = cmp.Or(u.MaxConns, max(1, int(l.MaxUserReceiving/u.MaxMessageSize)))
 	u.LogRate = cmp.Or(u.LogRate, du.LogRate)
 	u.LogBurst = cmp.Or(u.LogBurst, du.LogBurst)
 	return l
