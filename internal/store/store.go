@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/storage"
 
 	"github.com/gadgetd/gadgetd/gatekeepers"
@@ -52,6 +53,7 @@ type BlueprintRecord struct {
 	SessionInterface uint64
 	InstalledAt      time.Time
 	Bindings         []gatekeepers.Request // the bindings its gadgets ask for
+	Access           blueprint.Access      // its own permissions and roles
 	// Seq orders the versions of one (Owner, Name) by installation; the store
 	// assigns it.
 	Seq uint64
