@@ -136,6 +136,15 @@ interface Workspace {
   watchActions @15 (listener :ActionListener) -> (subscription :Subscription);
   # Calls listener with every action of this workspace that is queued or
   # changes state, from now on, until the subscription is released.
+
+  redeem @16 (secret :Text) -> (gadget :Gadget, info :GadgetInfo, redeemed :Bool);
+  # Redeems a share link's secret (`Gadget.createLink`): the gadget joins
+  # this workspace at the link's role (less if its creator now holds less),
+  # and stays until the link, or a share above it, is revoked. If you
+  # already hold the gadget at that role or better (your own link, say),
+  # nothing changes, a single-use link is not consumed, and `redeemed` is
+  # false. A secret that is wrong, expired, revoked or already used fails
+  # with the same "invalid or expired link", whichever it is.
 }
 
 struct ServiceInfo {
@@ -357,6 +366,52 @@ interface Gadget {
   shares @13 () -> (shares :List(ShareInfo));
   # Who holds a share of this gadget, from whom, oldest first. Editor or
   # owner only.
+
+  createLink @14 (role :Gadgets.Role, expiresInSeconds :UInt64, expiresAt :Int64, singleUse :Bool, label :Text) -> (secret :Text, link :LinkInfo);
+  # Creates a share link: whoever redeems `secret` (`Workspace.redeem`)
+  # finds the gadget in their workspace at `role`. The secret is in
+  # `secret` and nowhere else (the server keeps a keyed hash): it cannot be
+  # shown again. Like a share, a link is at most your own role, a viewer
+  # may not create one, and it hangs below your share: the redemptions are
+  # worth no more than you hold now, and end when yours does. It expires
+  # `expiresInSeconds` from now or at `expiresAt` (Unix milliseconds), at
+  # most one of them set; 0 for both: never. Expiry ends redeeming, not
+  # what was redeemed. A `singleUse` link is consumed by its first
+  # redemption. `label` (at most 200 bytes) is for humans. A gadget, and
+  # a user, may have a bounded number of live (redeemable) links.
+
+  links @15 () -> (links :List(LinkInfo));
+  # The links of this gadget, oldest first: an owner sees all, an editor
+  # those they created. Never the secrets.
+
+  revokeLink @16 (id :Text) -> (revoked :UInt32);
+  # Revokes a link you created (an owner: any link of this gadget). It can
+  # no longer be redeemed, and every redemption of it ends, with every share
+  # made on the strength of one, as `unshare` ends a share. `revoked`
+  # counts the redemptions and shares ended.
+}
+
+struct LinkInfo {
+  # One share link of a gadget, without its secret.
+
+  id @0 :Text;
+  # Public handle, for revokeLink.
+
+  role @1 :Gadgets.Role;
+  createdBy @2 :Text;
+  # The creator's login name.
+
+  createdAt @3 :Int64;
+  expiresAt @4 :Int64;
+  # Unix time in milliseconds; 0: never expires.
+
+  singleUse @5 :Bool;
+  consumed @6 :Bool;
+  # A single-use link that was redeemed.
+
+  label @7 :Text;
+  redemptions @8 :UInt32;
+  # How many users hold the gadget through it now.
 }
 
 struct ShareInfo {

@@ -792,6 +792,26 @@ func (c Workspace) WatchActions(ctx context.Context, params func(Workspace_watch
 
 }
 
+func (c Workspace) Redeem(ctx context.Context, params func(Workspace_redeem_Params) error) (Workspace_redeem_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      16,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "redeem",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_redeem_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_redeem_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Workspace) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -896,6 +916,8 @@ type Workspace_Server interface {
 	Audit(context.Context, Workspace_audit) error
 
 	WatchActions(context.Context, Workspace_watchActions) error
+
+	Redeem(context.Context, Workspace_redeem) error
 }
 
 // Workspace_NewServer creates a new Server from an implementation of Workspace_Server.
@@ -914,7 +936,7 @@ func Workspace_ServerToClient(s Workspace_Server) Workspace {
 // This can be used to create a more complicated Server.
 func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 16)
+		methods = make([]server.Method, 0, 17)
 	}
 
 	methods = append(methods, server.Method{
@@ -1106,6 +1128,18 @@ func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Met
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.WatchActions(ctx, Workspace_watchActions{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      16,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "redeem",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Redeem(ctx, Workspace_redeem{call})
 		},
 	})
 
@@ -1382,6 +1416,23 @@ func (c Workspace_watchActions) Args() Workspace_watchActions_Params {
 func (c Workspace_watchActions) AllocResults() (Workspace_watchActions_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
 	return Workspace_watchActions_Results(r), err
+}
+
+// Workspace_redeem holds the state for a server call to Workspace.redeem.
+// See server.Call for documentation.
+type Workspace_redeem struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_redeem) Args() Workspace_redeem_Params {
+	return Workspace_redeem_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_redeem) AllocResults() (Workspace_redeem_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 2})
+	return Workspace_redeem_Results(r), err
 }
 
 // Workspace_List is a list of Workspace.
@@ -4111,6 +4162,209 @@ func (f Workspace_watchActions_Results_Future) Struct() (Workspace_watchActions_
 }
 func (p Workspace_watchActions_Results_Future) Subscription() Subscription {
 	return Subscription(p.Future.Field(0, nil).Client())
+}
+
+type Workspace_redeem_Params capnp.Struct
+
+// Workspace_redeem_Params_TypeID is the unique identifier for the type Workspace_redeem_Params.
+const Workspace_redeem_Params_TypeID = 0xb3da1d765266f769
+
+func NewWorkspace_redeem_Params(s *capnp.Segment) (Workspace_redeem_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_redeem_Params(st), err
+}
+
+func NewRootWorkspace_redeem_Params(s *capnp.Segment) (Workspace_redeem_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_redeem_Params(st), err
+}
+
+func ReadRootWorkspace_redeem_Params(msg *capnp.Message) (Workspace_redeem_Params, error) {
+	root, err := msg.Root()
+	return Workspace_redeem_Params(root.Struct()), err
+}
+
+func (s Workspace_redeem_Params) String() string {
+	str, _ := text.Marshal(0xb3da1d765266f769, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_redeem_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_redeem_Params) DecodeFromPtr(p capnp.Ptr) Workspace_redeem_Params {
+	return Workspace_redeem_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_redeem_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_redeem_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_redeem_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_redeem_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_redeem_Params) Secret() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Workspace_redeem_Params) HasSecret() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_redeem_Params) SecretBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Workspace_redeem_Params) SetSecret(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Workspace_redeem_Params_List is a list of Workspace_redeem_Params.
+type Workspace_redeem_Params_List = capnp.StructList[Workspace_redeem_Params]
+
+// NewWorkspace_redeem_Params creates a new list of Workspace_redeem_Params.
+func NewWorkspace_redeem_Params_List(s *capnp.Segment, sz int32) (Workspace_redeem_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_redeem_Params](l), err
+}
+
+// Workspace_redeem_Params_Future is a wrapper for a Workspace_redeem_Params promised by a client call.
+type Workspace_redeem_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_redeem_Params_Future) Struct() (Workspace_redeem_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_redeem_Params(p.Struct()), err
+}
+
+type Workspace_redeem_Results capnp.Struct
+
+// Workspace_redeem_Results_TypeID is the unique identifier for the type Workspace_redeem_Results.
+const Workspace_redeem_Results_TypeID = 0x9a6a4b85ed1d65e5
+
+func NewWorkspace_redeem_Results(s *capnp.Segment) (Workspace_redeem_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2})
+	return Workspace_redeem_Results(st), err
+}
+
+func NewRootWorkspace_redeem_Results(s *capnp.Segment) (Workspace_redeem_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2})
+	return Workspace_redeem_Results(st), err
+}
+
+func ReadRootWorkspace_redeem_Results(msg *capnp.Message) (Workspace_redeem_Results, error) {
+	root, err := msg.Root()
+	return Workspace_redeem_Results(root.Struct()), err
+}
+
+func (s Workspace_redeem_Results) String() string {
+	str, _ := text.Marshal(0x9a6a4b85ed1d65e5, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_redeem_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_redeem_Results) DecodeFromPtr(p capnp.Ptr) Workspace_redeem_Results {
+	return Workspace_redeem_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_redeem_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_redeem_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_redeem_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_redeem_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_redeem_Results) Gadget() Gadget {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return Gadget(p.Interface().Client())
+}
+
+func (s Workspace_redeem_Results) HasGadget() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_redeem_Results) SetGadget(v Gadget) error {
+	if !v.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(capnp.Client(v)))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+func (s Workspace_redeem_Results) Info() (GadgetInfo, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return GadgetInfo(p.Struct()), err
+}
+
+func (s Workspace_redeem_Results) HasInfo() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s Workspace_redeem_Results) SetInfo(v GadgetInfo) error {
+	return capnp.Struct(s).SetPtr(1, capnp.Struct(v).ToPtr())
+}
+
+// NewInfo sets the info field to a newly
+// allocated GadgetInfo struct, preferring placement in s's segment.
+func (s Workspace_redeem_Results) NewInfo() (GadgetInfo, error) {
+	ss, err := NewGadgetInfo(capnp.Struct(s).Segment())
+	if err != nil {
+		return GadgetInfo{}, err
+	}
+	err = capnp.Struct(s).SetPtr(1, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+func (s Workspace_redeem_Results) Redeemed() bool {
+	return capnp.Struct(s).Bit(0)
+}
+
+func (s Workspace_redeem_Results) SetRedeemed(v bool) {
+	capnp.Struct(s).SetBit(0, v)
+}
+
+// Workspace_redeem_Results_List is a list of Workspace_redeem_Results.
+type Workspace_redeem_Results_List = capnp.StructList[Workspace_redeem_Results]
+
+// NewWorkspace_redeem_Results creates a new list of Workspace_redeem_Results.
+func NewWorkspace_redeem_Results_List(s *capnp.Segment, sz int32) (Workspace_redeem_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2}, sz)
+	return capnp.StructList[Workspace_redeem_Results](l), err
+}
+
+// Workspace_redeem_Results_Future is a wrapper for a Workspace_redeem_Results promised by a client call.
+type Workspace_redeem_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_redeem_Results_Future) Struct() (Workspace_redeem_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_redeem_Results(p.Struct()), err
+}
+func (p Workspace_redeem_Results_Future) Gadget() Gadget {
+	return Gadget(p.Future.Field(0, nil).Client())
+}
+
+func (p Workspace_redeem_Results_Future) Info() GadgetInfo_Future {
+	return GadgetInfo_Future{Future: p.Future.Field(1, nil)}
 }
 
 type ServiceInfo capnp.Struct
@@ -6849,6 +7103,66 @@ func (c Gadget) Shares(ctx context.Context, params func(Gadget_shares_Params) er
 
 }
 
+func (c Gadget) CreateLink(ctx context.Context, params func(Gadget_createLink_Params) error) (Gadget_createLink_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      14,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "createLink",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 24, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_createLink_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_createLink_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Gadget) Links(ctx context.Context, params func(Gadget_links_Params) error) (Gadget_links_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      15,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "links",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_links_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_links_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Gadget) RevokeLink(ctx context.Context, params func(Gadget_revokeLink_Params) error) (Gadget_revokeLink_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      16,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "revokeLink",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_revokeLink_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gadget_revokeLink_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Gadget) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -6949,6 +7263,12 @@ type Gadget_Server interface {
 	Unshare(context.Context, Gadget_unshare) error
 
 	Shares(context.Context, Gadget_shares) error
+
+	CreateLink(context.Context, Gadget_createLink) error
+
+	Links(context.Context, Gadget_links) error
+
+	RevokeLink(context.Context, Gadget_revokeLink) error
 }
 
 // Gadget_NewServer creates a new Server from an implementation of Gadget_Server.
@@ -6967,7 +7287,7 @@ func Gadget_ServerToClient(s Gadget_Server) Gadget {
 // This can be used to create a more complicated Server.
 func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 14)
+		methods = make([]server.Method, 0, 17)
 	}
 
 	methods = append(methods, server.Method{
@@ -7135,6 +7455,42 @@ func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Shares(ctx, Gadget_shares{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      14,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "createLink",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.CreateLink(ctx, Gadget_createLink{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      15,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "links",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Links(ctx, Gadget_links{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      16,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "revokeLink",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.RevokeLink(ctx, Gadget_revokeLink{call})
 		},
 	})
 
@@ -7377,6 +7733,57 @@ func (c Gadget_shares) Args() Gadget_shares_Params {
 func (c Gadget_shares) AllocResults() (Gadget_shares_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
 	return Gadget_shares_Results(r), err
+}
+
+// Gadget_createLink holds the state for a server call to Gadget.createLink.
+// See server.Call for documentation.
+type Gadget_createLink struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_createLink) Args() Gadget_createLink_Params {
+	return Gadget_createLink_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_createLink) AllocResults() (Gadget_createLink_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 2})
+	return Gadget_createLink_Results(r), err
+}
+
+// Gadget_links holds the state for a server call to Gadget.links.
+// See server.Call for documentation.
+type Gadget_links struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_links) Args() Gadget_links_Params {
+	return Gadget_links_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_links) AllocResults() (Gadget_links_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_links_Results(r), err
+}
+
+// Gadget_revokeLink holds the state for a server call to Gadget.revokeLink.
+// See server.Call for documentation.
+type Gadget_revokeLink struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gadget_revokeLink) Args() Gadget_revokeLink_Params {
+	return Gadget_revokeLink_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gadget_revokeLink) AllocResults() (Gadget_revokeLink_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Gadget_revokeLink_Results(r), err
 }
 
 // Gadget_List is a list of Gadget.
@@ -9604,6 +10011,702 @@ type Gadget_shares_Results_Future struct{ *capnp.Future }
 func (f Gadget_shares_Results_Future) Struct() (Gadget_shares_Results, error) {
 	p, err := f.Future.Ptr()
 	return Gadget_shares_Results(p.Struct()), err
+}
+
+type Gadget_createLink_Params capnp.Struct
+
+// Gadget_createLink_Params_TypeID is the unique identifier for the type Gadget_createLink_Params.
+const Gadget_createLink_Params_TypeID = 0xcc6ae8d9cb3bf7d7
+
+func NewGadget_createLink_Params(s *capnp.Segment) (Gadget_createLink_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 1})
+	return Gadget_createLink_Params(st), err
+}
+
+func NewRootGadget_createLink_Params(s *capnp.Segment) (Gadget_createLink_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 1})
+	return Gadget_createLink_Params(st), err
+}
+
+func ReadRootGadget_createLink_Params(msg *capnp.Message) (Gadget_createLink_Params, error) {
+	root, err := msg.Root()
+	return Gadget_createLink_Params(root.Struct()), err
+}
+
+func (s Gadget_createLink_Params) String() string {
+	str, _ := text.Marshal(0xcc6ae8d9cb3bf7d7, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_createLink_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_createLink_Params) DecodeFromPtr(p capnp.Ptr) Gadget_createLink_Params {
+	return Gadget_createLink_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_createLink_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_createLink_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_createLink_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_createLink_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_createLink_Params) Role() Role {
+	return Role(capnp.Struct(s).Uint16(0))
+}
+
+func (s Gadget_createLink_Params) SetRole(v Role) {
+	capnp.Struct(s).SetUint16(0, uint16(v))
+}
+
+func (s Gadget_createLink_Params) ExpiresInSeconds() uint64 {
+	return capnp.Struct(s).Uint64(8)
+}
+
+func (s Gadget_createLink_Params) SetExpiresInSeconds(v uint64) {
+	capnp.Struct(s).SetUint64(8, v)
+}
+
+func (s Gadget_createLink_Params) ExpiresAt() int64 {
+	return int64(capnp.Struct(s).Uint64(16))
+}
+
+func (s Gadget_createLink_Params) SetExpiresAt(v int64) {
+	capnp.Struct(s).SetUint64(16, uint64(v))
+}
+
+func (s Gadget_createLink_Params) SingleUse() bool {
+	return capnp.Struct(s).Bit(16)
+}
+
+func (s Gadget_createLink_Params) SetSingleUse(v bool) {
+	capnp.Struct(s).SetBit(16, v)
+}
+
+func (s Gadget_createLink_Params) Label() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Gadget_createLink_Params) HasLabel() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_createLink_Params) LabelBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_createLink_Params) SetLabel(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Gadget_createLink_Params_List is a list of Gadget_createLink_Params.
+type Gadget_createLink_Params_List = capnp.StructList[Gadget_createLink_Params]
+
+// NewGadget_createLink_Params creates a new list of Gadget_createLink_Params.
+func NewGadget_createLink_Params_List(s *capnp.Segment, sz int32) (Gadget_createLink_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 24, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_createLink_Params](l), err
+}
+
+// Gadget_createLink_Params_Future is a wrapper for a Gadget_createLink_Params promised by a client call.
+type Gadget_createLink_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_createLink_Params_Future) Struct() (Gadget_createLink_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_createLink_Params(p.Struct()), err
+}
+
+type Gadget_createLink_Results capnp.Struct
+
+// Gadget_createLink_Results_TypeID is the unique identifier for the type Gadget_createLink_Results.
+const Gadget_createLink_Results_TypeID = 0xaa26ce27cac12843
+
+func NewGadget_createLink_Results(s *capnp.Segment) (Gadget_createLink_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2})
+	return Gadget_createLink_Results(st), err
+}
+
+func NewRootGadget_createLink_Results(s *capnp.Segment) (Gadget_createLink_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2})
+	return Gadget_createLink_Results(st), err
+}
+
+func ReadRootGadget_createLink_Results(msg *capnp.Message) (Gadget_createLink_Results, error) {
+	root, err := msg.Root()
+	return Gadget_createLink_Results(root.Struct()), err
+}
+
+func (s Gadget_createLink_Results) String() string {
+	str, _ := text.Marshal(0xaa26ce27cac12843, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_createLink_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_createLink_Results) DecodeFromPtr(p capnp.Ptr) Gadget_createLink_Results {
+	return Gadget_createLink_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_createLink_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_createLink_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_createLink_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_createLink_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_createLink_Results) Secret() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Gadget_createLink_Results) HasSecret() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_createLink_Results) SecretBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_createLink_Results) SetSecret(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Gadget_createLink_Results) Link() (LinkInfo, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return LinkInfo(p.Struct()), err
+}
+
+func (s Gadget_createLink_Results) HasLink() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s Gadget_createLink_Results) SetLink(v LinkInfo) error {
+	return capnp.Struct(s).SetPtr(1, capnp.Struct(v).ToPtr())
+}
+
+// NewLink sets the link field to a newly
+// allocated LinkInfo struct, preferring placement in s's segment.
+func (s Gadget_createLink_Results) NewLink() (LinkInfo, error) {
+	ss, err := NewLinkInfo(capnp.Struct(s).Segment())
+	if err != nil {
+		return LinkInfo{}, err
+	}
+	err = capnp.Struct(s).SetPtr(1, capnp.Struct(ss).ToPtr())
+	return ss, err
+}
+
+// Gadget_createLink_Results_List is a list of Gadget_createLink_Results.
+type Gadget_createLink_Results_List = capnp.StructList[Gadget_createLink_Results]
+
+// NewGadget_createLink_Results creates a new list of Gadget_createLink_Results.
+func NewGadget_createLink_Results_List(s *capnp.Segment, sz int32) (Gadget_createLink_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2}, sz)
+	return capnp.StructList[Gadget_createLink_Results](l), err
+}
+
+// Gadget_createLink_Results_Future is a wrapper for a Gadget_createLink_Results promised by a client call.
+type Gadget_createLink_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_createLink_Results_Future) Struct() (Gadget_createLink_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_createLink_Results(p.Struct()), err
+}
+func (p Gadget_createLink_Results_Future) Link() LinkInfo_Future {
+	return LinkInfo_Future{Future: p.Future.Field(1, nil)}
+}
+
+type Gadget_links_Params capnp.Struct
+
+// Gadget_links_Params_TypeID is the unique identifier for the type Gadget_links_Params.
+const Gadget_links_Params_TypeID = 0x9aa087cc082b413a
+
+func NewGadget_links_Params(s *capnp.Segment) (Gadget_links_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_links_Params(st), err
+}
+
+func NewRootGadget_links_Params(s *capnp.Segment) (Gadget_links_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Gadget_links_Params(st), err
+}
+
+func ReadRootGadget_links_Params(msg *capnp.Message) (Gadget_links_Params, error) {
+	root, err := msg.Root()
+	return Gadget_links_Params(root.Struct()), err
+}
+
+func (s Gadget_links_Params) String() string {
+	str, _ := text.Marshal(0x9aa087cc082b413a, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_links_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_links_Params) DecodeFromPtr(p capnp.Ptr) Gadget_links_Params {
+	return Gadget_links_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_links_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_links_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_links_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_links_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Gadget_links_Params_List is a list of Gadget_links_Params.
+type Gadget_links_Params_List = capnp.StructList[Gadget_links_Params]
+
+// NewGadget_links_Params creates a new list of Gadget_links_Params.
+func NewGadget_links_Params_List(s *capnp.Segment, sz int32) (Gadget_links_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Gadget_links_Params](l), err
+}
+
+// Gadget_links_Params_Future is a wrapper for a Gadget_links_Params promised by a client call.
+type Gadget_links_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_links_Params_Future) Struct() (Gadget_links_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_links_Params(p.Struct()), err
+}
+
+type Gadget_links_Results capnp.Struct
+
+// Gadget_links_Results_TypeID is the unique identifier for the type Gadget_links_Results.
+const Gadget_links_Results_TypeID = 0xb891471d4b1637e5
+
+func NewGadget_links_Results(s *capnp.Segment) (Gadget_links_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_links_Results(st), err
+}
+
+func NewRootGadget_links_Results(s *capnp.Segment) (Gadget_links_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_links_Results(st), err
+}
+
+func ReadRootGadget_links_Results(msg *capnp.Message) (Gadget_links_Results, error) {
+	root, err := msg.Root()
+	return Gadget_links_Results(root.Struct()), err
+}
+
+func (s Gadget_links_Results) String() string {
+	str, _ := text.Marshal(0xb891471d4b1637e5, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_links_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_links_Results) DecodeFromPtr(p capnp.Ptr) Gadget_links_Results {
+	return Gadget_links_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_links_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_links_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_links_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_links_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_links_Results) Links() (LinkInfo_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return LinkInfo_List(p.List()), err
+}
+
+func (s Gadget_links_Results) HasLinks() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_links_Results) SetLinks(v LinkInfo_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewLinks sets the links field to a newly
+// allocated LinkInfo_List, preferring placement in s's segment.
+func (s Gadget_links_Results) NewLinks(n int32) (LinkInfo_List, error) {
+	l, err := NewLinkInfo_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return LinkInfo_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Gadget_links_Results_List is a list of Gadget_links_Results.
+type Gadget_links_Results_List = capnp.StructList[Gadget_links_Results]
+
+// NewGadget_links_Results creates a new list of Gadget_links_Results.
+func NewGadget_links_Results_List(s *capnp.Segment, sz int32) (Gadget_links_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_links_Results](l), err
+}
+
+// Gadget_links_Results_Future is a wrapper for a Gadget_links_Results promised by a client call.
+type Gadget_links_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_links_Results_Future) Struct() (Gadget_links_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_links_Results(p.Struct()), err
+}
+
+type Gadget_revokeLink_Params capnp.Struct
+
+// Gadget_revokeLink_Params_TypeID is the unique identifier for the type Gadget_revokeLink_Params.
+const Gadget_revokeLink_Params_TypeID = 0xc3bfd7eeb519c16f
+
+func NewGadget_revokeLink_Params(s *capnp.Segment) (Gadget_revokeLink_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_revokeLink_Params(st), err
+}
+
+func NewRootGadget_revokeLink_Params(s *capnp.Segment) (Gadget_revokeLink_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gadget_revokeLink_Params(st), err
+}
+
+func ReadRootGadget_revokeLink_Params(msg *capnp.Message) (Gadget_revokeLink_Params, error) {
+	root, err := msg.Root()
+	return Gadget_revokeLink_Params(root.Struct()), err
+}
+
+func (s Gadget_revokeLink_Params) String() string {
+	str, _ := text.Marshal(0xc3bfd7eeb519c16f, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_revokeLink_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_revokeLink_Params) DecodeFromPtr(p capnp.Ptr) Gadget_revokeLink_Params {
+	return Gadget_revokeLink_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_revokeLink_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_revokeLink_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_revokeLink_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_revokeLink_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_revokeLink_Params) Id() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Gadget_revokeLink_Params) HasId() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gadget_revokeLink_Params) IdBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Gadget_revokeLink_Params) SetId(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Gadget_revokeLink_Params_List is a list of Gadget_revokeLink_Params.
+type Gadget_revokeLink_Params_List = capnp.StructList[Gadget_revokeLink_Params]
+
+// NewGadget_revokeLink_Params creates a new list of Gadget_revokeLink_Params.
+func NewGadget_revokeLink_Params_List(s *capnp.Segment, sz int32) (Gadget_revokeLink_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Gadget_revokeLink_Params](l), err
+}
+
+// Gadget_revokeLink_Params_Future is a wrapper for a Gadget_revokeLink_Params promised by a client call.
+type Gadget_revokeLink_Params_Future struct{ *capnp.Future }
+
+func (f Gadget_revokeLink_Params_Future) Struct() (Gadget_revokeLink_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_revokeLink_Params(p.Struct()), err
+}
+
+type Gadget_revokeLink_Results capnp.Struct
+
+// Gadget_revokeLink_Results_TypeID is the unique identifier for the type Gadget_revokeLink_Results.
+const Gadget_revokeLink_Results_TypeID = 0xe4e9edd220c8fd08
+
+func NewGadget_revokeLink_Results(s *capnp.Segment) (Gadget_revokeLink_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Gadget_revokeLink_Results(st), err
+}
+
+func NewRootGadget_revokeLink_Results(s *capnp.Segment) (Gadget_revokeLink_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Gadget_revokeLink_Results(st), err
+}
+
+func ReadRootGadget_revokeLink_Results(msg *capnp.Message) (Gadget_revokeLink_Results, error) {
+	root, err := msg.Root()
+	return Gadget_revokeLink_Results(root.Struct()), err
+}
+
+func (s Gadget_revokeLink_Results) String() string {
+	str, _ := text.Marshal(0xe4e9edd220c8fd08, capnp.Struct(s))
+	return str
+}
+
+func (s Gadget_revokeLink_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gadget_revokeLink_Results) DecodeFromPtr(p capnp.Ptr) Gadget_revokeLink_Results {
+	return Gadget_revokeLink_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gadget_revokeLink_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gadget_revokeLink_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gadget_revokeLink_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gadget_revokeLink_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gadget_revokeLink_Results) Revoked() uint32 {
+	return capnp.Struct(s).Uint32(0)
+}
+
+func (s Gadget_revokeLink_Results) SetRevoked(v uint32) {
+	capnp.Struct(s).SetUint32(0, v)
+}
+
+// Gadget_revokeLink_Results_List is a list of Gadget_revokeLink_Results.
+type Gadget_revokeLink_Results_List = capnp.StructList[Gadget_revokeLink_Results]
+
+// NewGadget_revokeLink_Results creates a new list of Gadget_revokeLink_Results.
+func NewGadget_revokeLink_Results_List(s *capnp.Segment, sz int32) (Gadget_revokeLink_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0}, sz)
+	return capnp.StructList[Gadget_revokeLink_Results](l), err
+}
+
+// Gadget_revokeLink_Results_Future is a wrapper for a Gadget_revokeLink_Results promised by a client call.
+type Gadget_revokeLink_Results_Future struct{ *capnp.Future }
+
+func (f Gadget_revokeLink_Results_Future) Struct() (Gadget_revokeLink_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gadget_revokeLink_Results(p.Struct()), err
+}
+
+type LinkInfo capnp.Struct
+
+// LinkInfo_TypeID is the unique identifier for the type LinkInfo.
+const LinkInfo_TypeID = 0xdef519215bef147b
+
+func NewLinkInfo(s *capnp.Segment) (LinkInfo, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 3})
+	return LinkInfo(st), err
+}
+
+func NewRootLinkInfo(s *capnp.Segment) (LinkInfo, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 3})
+	return LinkInfo(st), err
+}
+
+func ReadRootLinkInfo(msg *capnp.Message) (LinkInfo, error) {
+	root, err := msg.Root()
+	return LinkInfo(root.Struct()), err
+}
+
+func (s LinkInfo) String() string {
+	str, _ := text.Marshal(0xdef519215bef147b, capnp.Struct(s))
+	return str
+}
+
+func (s LinkInfo) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (LinkInfo) DecodeFromPtr(p capnp.Ptr) LinkInfo {
+	return LinkInfo(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s LinkInfo) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s LinkInfo) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s LinkInfo) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s LinkInfo) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s LinkInfo) Id() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s LinkInfo) HasId() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s LinkInfo) IdBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s LinkInfo) SetId(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s LinkInfo) Role() Role {
+	return Role(capnp.Struct(s).Uint16(0))
+}
+
+func (s LinkInfo) SetRole(v Role) {
+	capnp.Struct(s).SetUint16(0, uint16(v))
+}
+
+func (s LinkInfo) CreatedBy() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s LinkInfo) HasCreatedBy() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s LinkInfo) CreatedByBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s LinkInfo) SetCreatedBy(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s LinkInfo) CreatedAt() int64 {
+	return int64(capnp.Struct(s).Uint64(8))
+}
+
+func (s LinkInfo) SetCreatedAt(v int64) {
+	capnp.Struct(s).SetUint64(8, uint64(v))
+}
+
+func (s LinkInfo) ExpiresAt() int64 {
+	return int64(capnp.Struct(s).Uint64(16))
+}
+
+func (s LinkInfo) SetExpiresAt(v int64) {
+	capnp.Struct(s).SetUint64(16, uint64(v))
+}
+
+func (s LinkInfo) SingleUse() bool {
+	return capnp.Struct(s).Bit(16)
+}
+
+func (s LinkInfo) SetSingleUse(v bool) {
+	capnp.Struct(s).SetBit(16, v)
+}
+
+func (s LinkInfo) Consumed() bool {
+	return capnp.Struct(s).Bit(17)
+}
+
+func (s LinkInfo) SetConsumed(v bool) {
+	capnp.Struct(s).SetBit(17, v)
+}
+
+func (s LinkInfo) Label() (string, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.Text(), err
+}
+
+func (s LinkInfo) HasLabel() bool {
+	return capnp.Struct(s).HasPtr(2)
+}
+
+func (s LinkInfo) LabelBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.TextBytes(), err
+}
+
+func (s LinkInfo) SetLabel(v string) error {
+	return capnp.Struct(s).SetText(2, v)
+}
+
+func (s LinkInfo) Redemptions() uint32 {
+	return capnp.Struct(s).Uint32(4)
+}
+
+func (s LinkInfo) SetRedemptions(v uint32) {
+	capnp.Struct(s).SetUint32(4, v)
+}
+
+// LinkInfo_List is a list of LinkInfo.
+type LinkInfo_List = capnp.StructList[LinkInfo]
+
+// NewLinkInfo creates a new list of LinkInfo.
+func NewLinkInfo_List(s *capnp.Segment, sz int32) (LinkInfo_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 24, PointerCount: 3}, sz)
+	return capnp.StructList[LinkInfo](l), err
+}
+
+// LinkInfo_Future is a wrapper for a LinkInfo promised by a client call.
+type LinkInfo_Future struct{ *capnp.Future }
+
+func (f LinkInfo_Future) Struct() (LinkInfo, error) {
+	p, err := f.Future.Ptr()
+	return LinkInfo(p.Struct()), err
 }
 
 type ShareInfo capnp.Struct

@@ -349,6 +349,66 @@ func (c Gadget) SharesSync(ctx context.Context, params func(Gadget_shares_Params
 	return Gadget_shares_Results(res), release, err
 }
 
+// CreateLinkSync calls createLink and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Gadget) CreateLinkSync(ctx context.Context, params func(Gadget_createLink_Params) error) (Gadget_createLink_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      14,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "createLink",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 24, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_createLink_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Gadget_createLink_Results(res), release, err
+}
+
+// LinksSync calls links and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Gadget) LinksSync(ctx context.Context, params func(Gadget_links_Params) error) (Gadget_links_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      15,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "links",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_links_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Gadget_links_Results(res), release, err
+}
+
+// RevokeLinkSync calls revokeLink and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Gadget) RevokeLinkSync(ctx context.Context, params func(Gadget_revokeLink_Params) error) (Gadget_revokeLink_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xd9cdd0859b5e76cd,
+			MethodID:      16,
+			InterfaceName: "workspace.capnp:Gadget",
+			MethodName:    "revokeLink",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gadget_revokeLink_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Gadget_revokeLink_Results(res), release, err
+}
+
 // LoginSync calls login and waits for its results, which stay valid until
 // release is called. On a host capability in a gadget the call skips
 // go-capnp's client path (guest/callsync).
@@ -687,4 +747,24 @@ func (c Workspace) WatchActionsSync(ctx context.Context, params func(Workspace_w
 	}
 	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
 	return Workspace_watchActions_Results(res), release, err
+}
+
+// RedeemSync calls redeem and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Workspace) RedeemSync(ctx context.Context, params func(Workspace_redeem_Params) error) (Workspace_redeem_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      16,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "redeem",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_redeem_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Workspace_redeem_Results(res), release, err
 }

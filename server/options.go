@@ -10,6 +10,7 @@ import (
 	"github.com/gadgetd/gadgetd/gatekeepers/desk"
 	"github.com/gadgetd/gadgetd/internal/rpcguard"
 	"github.com/gadgetd/gadgetd/internal/storage"
+	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
@@ -85,6 +86,7 @@ type config struct {
 
 	frameTicketTTL         time.Duration // frameticket.go
 	maxFrameTicketsPerUser int
+	links                  store.LinkLimits // links.go
 
 	// The gatekeepers (gatekeepers.go): the kinds the server knows, the
 	// services the operator configured, and the desk's bounds.
@@ -132,6 +134,7 @@ func defaultConfig() config {
 		returnMemory:                debug.FreeOSMemory,
 		frameTicketTTL:              DefaultFrameTicketTTL,
 		maxFrameTicketsPerUser:      DefaultMaxFrameTicketsPerUser,
+		links:                       store.LinkLimits{PerGadget: DefaultMaxLinksPerGadget, PerCreator: DefaultMaxLinksPerUser},
 	}
 }
 

@@ -41,6 +41,7 @@ type Server struct {
 	rpc          *rpcguard.Server // set by Open, never changed
 	installs     *installQueue    // set by Open, never changed
 	pseudonymKey []byte           // set by Open, never changed
+	linkKey      []byte           // likewise (links.go)
 	uploads      *uploadBudget    // set by Open, never changed
 	frameTickets *frameTickets    // set by Open, never changed
 	desk         *desk.Desk       // set by Open, never changed
@@ -76,6 +77,10 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	linkKey, err := loadOrCreateKey(filepath.Join(dir, linkKeyFile))
+	if err != nil {
+		return nil, err
+	}
 	st, err := store.Open(filepath.Join(dir, storeFile))
 	if err != nil {
 		return nil, err
@@ -95,6 +100,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 	s := &Server{
 		cfg:          cfg,
 		pseudonymKey: pseudonymKey,
+		linkKey:      linkKey,
 		store:        st,
 		rt:           rt,
 		uploads:      newUploadBudget(cfg.uploadsPerUser, cfg.uploadBytes),

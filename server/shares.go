@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"capnproto.org/go/capnp/v3"
@@ -204,6 +205,8 @@ func (g *gadgetCap) Shares(ctx context.Context, call schema.Gadget_shares) error
 	if err != nil {
 		return err
 	}
+	// Links are listed by links(); their redemptions are shares.
+	grants = slices.DeleteFunc(grants, func(gr store.Grant) bool { return gr.Link != nil })
 	names := userNames{s: g.s}
 	res, err := call.AllocResults()
 	if err != nil {

@@ -1012,6 +1012,74 @@ class Workspace_WatchActions$Results$Promise {
     return await this.pipeline.struct();
   }
 }
+class Workspace_Redeem$Params extends $.Struct {
+  static _capnp = {
+    displayName: "redeem$Params",
+    id: "b3da1d765266f769",
+    size: new $.ObjectSize(0, 1)
+  };
+  get secret() {
+    return $.utils.getText(0, this);
+  }
+  set secret(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Workspace_Redeem$Params_" + super.toString();
+  }
+}
+class Workspace_Redeem$Results extends $.Struct {
+  static _capnp = {
+    displayName: "redeem$Results",
+    id: "9a6a4b85ed1d65e5",
+    size: new $.ObjectSize(8, 2)
+  };
+  get gadget() {
+    return new Gadget$Client($.utils.getInterfaceClientOrNullAt(0, this));
+  }
+  set gadget(value) {
+    $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+  }
+  _adoptInfo(value) {
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownInfo() {
+    return $.utils.disown(this.info);
+  }
+  get info() {
+    return $.utils.getStruct(1, GadgetInfo, this);
+  }
+  _hasInfo() {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initInfo() {
+    return $.utils.initStructAt(1, GadgetInfo, this);
+  }
+  set info(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  get redeemed() {
+    return $.utils.getBit(0, this);
+  }
+  set redeemed(value) {
+    $.utils.setBit(0, value, this);
+  }
+  toString() {
+    return "Workspace_Redeem$Results_" + super.toString();
+  }
+}
+class Workspace_Redeem$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  getGadget() {
+    return new Gadget$Client(this.pipeline.getPipeline(Gadget, 0).client());
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
 class Workspace$Client {
   client;
   static interfaceId = 0xc3d2836d4f4597aen;
@@ -1146,6 +1214,14 @@ class Workspace$Client {
       methodId: 15,
       interfaceName: "workspace.capnp:Workspace",
       methodName: "watchActions"
+    },
+    {
+      ParamsClass: Workspace_Redeem$Params,
+      ResultsClass: Workspace_Redeem$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 16,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "redeem"
     }
   ];
   /**
@@ -1385,6 +1461,24 @@ class Workspace$Client {
     const pipeline = new $.Pipeline(Workspace_WatchActions$Results, answer);
     return new Workspace_WatchActions$Results$Promise(pipeline);
   }
+  /**
+  * Redeems a share link's secret (`Gadget.createLink`): the gadget joins
+  * this workspace at the link's role (less if its creator now holds less),
+  * and stays until the link, or a share above it, is revoked. If you
+  * already hold the gadget at that role or better (your own link, say),
+  * nothing changes, a single-use link is not consumed, and `redeemed` is
+  * false. A secret that is wrong, expired, revoked or already used fails
+  * with the same "invalid or expired link", whichever it is.
+  *
+  */
+  redeem(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[16],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Redeem$Results, answer);
+    return new Workspace_Redeem$Results$Promise(pipeline);
+  }
 }
 $.Registry.register(Workspace$Client.interfaceId, Workspace$Client);
 class Workspace$Server extends $.Server {
@@ -1454,6 +1548,10 @@ class Workspace$Server extends $.Server {
       {
         ...Workspace$Client.methods[15],
         impl: target.watchActions
+      },
+      {
+        ...Workspace$Client.methods[16],
+        impl: target.redeem
       }
     ]);
     this.target = target;
@@ -3025,6 +3123,178 @@ class Gadget_Shares$Results$Promise {
     return await this.pipeline.struct();
   }
 }
+class Gadget_CreateLink$Params extends $.Struct {
+  static _capnp = {
+    displayName: "createLink$Params",
+    id: "cc6ae8d9cb3bf7d7",
+    size: new $.ObjectSize(24, 1)
+  };
+  get role() {
+    return $.utils.getUint16(0, this);
+  }
+  set role(value) {
+    $.utils.setUint16(0, value, this);
+  }
+  get expiresInSeconds() {
+    return $.utils.getUint64(8, this);
+  }
+  set expiresInSeconds(value) {
+    $.utils.setUint64(8, value, this);
+  }
+  get expiresAt() {
+    return $.utils.getInt64(16, this);
+  }
+  set expiresAt(value) {
+    $.utils.setInt64(16, value, this);
+  }
+  get singleUse() {
+    return $.utils.getBit(16, this);
+  }
+  set singleUse(value) {
+    $.utils.setBit(16, value, this);
+  }
+  get label() {
+    return $.utils.getText(0, this);
+  }
+  set label(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Gadget_CreateLink$Params_" + super.toString();
+  }
+}
+class Gadget_CreateLink$Results extends $.Struct {
+  static _capnp = {
+    displayName: "createLink$Results",
+    id: "aa26ce27cac12843",
+    size: new $.ObjectSize(0, 2)
+  };
+  get secret() {
+    return $.utils.getText(0, this);
+  }
+  set secret(value) {
+    $.utils.setText(0, value, this);
+  }
+  _adoptLink(value) {
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownLink() {
+    return $.utils.disown(this.link);
+  }
+  get link() {
+    return $.utils.getStruct(1, LinkInfo, this);
+  }
+  _hasLink() {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initLink() {
+    return $.utils.initStructAt(1, LinkInfo, this);
+  }
+  set link(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  toString() {
+    return "Gadget_CreateLink$Results_" + super.toString();
+  }
+}
+class Gadget_CreateLink$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_Links$Params extends $.Struct {
+  static _capnp = {
+    displayName: "links$Params",
+    id: "9aa087cc082b413a",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Gadget_Links$Params_" + super.toString();
+  }
+}
+class Gadget_Links$Results extends $.Struct {
+  static _capnp = {
+    displayName: "links$Results",
+    id: "b891471d4b1637e5",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Links;
+  _adoptLinks(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownLinks() {
+    return $.utils.disown(this.links);
+  }
+  get links() {
+    return $.utils.getList(0, Gadget_Links$Results._Links, this);
+  }
+  _hasLinks() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initLinks(length) {
+    return $.utils.initList(0, Gadget_Links$Results._Links, length, this);
+  }
+  set links(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Gadget_Links$Results_" + super.toString();
+  }
+}
+class Gadget_Links$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Gadget_RevokeLink$Params extends $.Struct {
+  static _capnp = {
+    displayName: "revokeLink$Params",
+    id: "c3bfd7eeb519c16f",
+    size: new $.ObjectSize(0, 1)
+  };
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Gadget_RevokeLink$Params_" + super.toString();
+  }
+}
+class Gadget_RevokeLink$Results extends $.Struct {
+  static _capnp = {
+    displayName: "revokeLink$Results",
+    id: "e4e9edd220c8fd08",
+    size: new $.ObjectSize(8, 0)
+  };
+  get revoked() {
+    return $.utils.getUint32(0, this);
+  }
+  set revoked(value) {
+    $.utils.setUint32(0, value, this);
+  }
+  toString() {
+    return "Gadget_RevokeLink$Results_" + super.toString();
+  }
+}
+class Gadget_RevokeLink$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
 class Gadget$Client {
   client;
   static interfaceId = 0xd9cdd0859b5e76cdn;
@@ -3143,6 +3413,30 @@ class Gadget$Client {
       methodId: 13,
       interfaceName: "workspace.capnp:Gadget",
       methodName: "shares"
+    },
+    {
+      ParamsClass: Gadget_CreateLink$Params,
+      ResultsClass: Gadget_CreateLink$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 14,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "createLink"
+    },
+    {
+      ParamsClass: Gadget_Links$Params,
+      ResultsClass: Gadget_Links$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 15,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "links"
+    },
+    {
+      ParamsClass: Gadget_RevokeLink$Params,
+      ResultsClass: Gadget_RevokeLink$Results,
+      interfaceId: Gadget$Client.interfaceId,
+      methodId: 16,
+      interfaceName: "workspace.capnp:Gadget",
+      methodName: "revokeLink"
     }
   ];
   info(paramsFunc) {
@@ -3342,6 +3636,56 @@ class Gadget$Client {
     const pipeline = new $.Pipeline(Gadget_Shares$Results, answer);
     return new Gadget_Shares$Results$Promise(pipeline);
   }
+  /**
+  * Creates a share link: whoever redeems `secret` (`Workspace.redeem`)
+  * finds the gadget in their workspace at `role`. The secret is in
+  * `secret` and nowhere else (the server keeps a keyed hash): it cannot be
+  * shown again. Like a share, a link is at most your own role, a viewer
+  * may not create one, and it hangs below your share: the redemptions are
+  * worth no more than you hold now, and end when yours does. It expires
+  * `expiresInSeconds` from now or at `expiresAt` (Unix milliseconds), at
+  * most one of them set; 0 for both: never. Expiry ends redeeming, not
+  * what was redeemed. A `singleUse` link is consumed by its first
+  * redemption. `label` (at most 200 bytes) is for humans. A gadget, and
+  * a user, may have a bounded number of live (redeemable) links.
+  *
+  */
+  createLink(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[14],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_CreateLink$Results, answer);
+    return new Gadget_CreateLink$Results$Promise(pipeline);
+  }
+  /**
+  * The links of this gadget, oldest first: an owner sees all, an editor
+  * those they created. Never the secrets.
+  *
+  */
+  links(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[15],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_Links$Results, answer);
+    return new Gadget_Links$Results$Promise(pipeline);
+  }
+  /**
+  * Revokes a link you created (an owner: any link of this gadget). It can
+  * no longer be redeemed, and every redemption of it ends, with every share
+  * made on the strength of one, as `unshare` ends a share. `revoked`
+  * counts the redemptions and shares ended.
+  *
+  */
+  revokeLink(paramsFunc) {
+    const answer = this.client.call({
+      method: Gadget$Client.methods[16],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gadget_RevokeLink$Results, answer);
+    return new Gadget_RevokeLink$Results$Promise(pipeline);
+  }
 }
 $.Registry.register(Gadget$Client.interfaceId, Gadget$Client);
 class Gadget$Server extends $.Server {
@@ -3403,6 +3747,18 @@ class Gadget$Server extends $.Server {
       {
         ...Gadget$Client.methods[13],
         impl: target.shares
+      },
+      {
+        ...Gadget$Client.methods[14],
+        impl: target.createLink
+      },
+      {
+        ...Gadget$Client.methods[15],
+        impl: target.links
+      },
+      {
+        ...Gadget$Client.methods[16],
+        impl: target.revokeLink
       }
     ]);
     this.target = target;
@@ -3421,6 +3777,90 @@ class Gadget extends $.Interface {
   };
   toString() {
     return "Gadget_" + super.toString();
+  }
+}
+class LinkInfo extends $.Struct {
+  static _capnp = {
+    displayName: "LinkInfo",
+    id: "def519215bef147b",
+    size: new $.ObjectSize(24, 3)
+  };
+  /**
+  * Public handle, for revokeLink.
+  *
+  */
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  get role() {
+    return $.utils.getUint16(0, this);
+  }
+  set role(value) {
+    $.utils.setUint16(0, value, this);
+  }
+  /**
+  * The creator's login name.
+  *
+  */
+  get createdBy() {
+    return $.utils.getText(1, this);
+  }
+  set createdBy(value) {
+    $.utils.setText(1, value, this);
+  }
+  get createdAt() {
+    return $.utils.getInt64(8, this);
+  }
+  set createdAt(value) {
+    $.utils.setInt64(8, value, this);
+  }
+  /**
+  * Unix time in milliseconds; 0: never expires.
+  *
+  */
+  get expiresAt() {
+    return $.utils.getInt64(16, this);
+  }
+  set expiresAt(value) {
+    $.utils.setInt64(16, value, this);
+  }
+  get singleUse() {
+    return $.utils.getBit(16, this);
+  }
+  set singleUse(value) {
+    $.utils.setBit(16, value, this);
+  }
+  /**
+  * A single-use link that was redeemed.
+  *
+  */
+  get consumed() {
+    return $.utils.getBit(17, this);
+  }
+  set consumed(value) {
+    $.utils.setBit(17, value, this);
+  }
+  get label() {
+    return $.utils.getText(2, this);
+  }
+  set label(value) {
+    $.utils.setText(2, value, this);
+  }
+  /**
+  * How many users hold the gadget through it now.
+  *
+  */
+  get redemptions() {
+    return $.utils.getUint32(4, this);
+  }
+  set redemptions(value) {
+    $.utils.setUint32(4, value, this);
+  }
+  toString() {
+    return "LinkInfo_" + super.toString();
   }
 }
 class ShareInfo extends $.Struct {
@@ -3891,6 +4331,7 @@ Workspace_Audit$Results._Entries = $.CompositeList(AuditEntry);
 Gadget_Logs$Results._Lines = $.CompositeList(LogLine);
 Gadget_Bindings$Results._Bindings = $.CompositeList(BindingInfo);
 Gadget_Shares$Results._Shares = $.CompositeList(ShareInfo);
+Gadget_Links$Results._Links = $.CompositeList(LinkInfo);
 BlueprintInfo._Bindings = $.CompositeList(BindingRequest);
 Blueprint._Bindings = $.CompositeList(BindingRequest);
 export {
@@ -3930,12 +4371,18 @@ export {
   Gadget_Bindings$Params,
   Gadget_Bindings$Results,
   Gadget_Bindings$Results$Promise,
+  Gadget_CreateLink$Params,
+  Gadget_CreateLink$Results,
+  Gadget_CreateLink$Results$Promise,
   Gadget_FrameTicket$Params,
   Gadget_FrameTicket$Results,
   Gadget_FrameTicket$Results$Promise,
   Gadget_Info$Params,
   Gadget_Info$Results,
   Gadget_Info$Results$Promise,
+  Gadget_Links$Params,
+  Gadget_Links$Results,
+  Gadget_Links$Results$Promise,
   Gadget_Logs$Params,
   Gadget_Logs$Results,
   Gadget_Logs$Results$Promise,
@@ -3945,6 +4392,9 @@ export {
   Gadget_Remove$Params,
   Gadget_Remove$Results,
   Gadget_Remove$Results$Promise,
+  Gadget_RevokeLink$Params,
+  Gadget_RevokeLink$Results,
+  Gadget_RevokeLink$Results$Promise,
   Gadget_Schema$Params,
   Gadget_Schema$Results,
   Gadget_Schema$Results$Promise,
@@ -3972,6 +4422,7 @@ export {
   Gateway_Login$Params,
   Gateway_Login$Results,
   Gateway_Login$Results$Promise,
+  LinkInfo,
   ListedGadget,
   LogLine,
   ServiceInfo,
@@ -4019,6 +4470,9 @@ export {
   Workspace_Open$Params,
   Workspace_Open$Results,
   Workspace_Open$Results$Promise,
+  Workspace_Redeem$Params,
+  Workspace_Redeem$Results,
+  Workspace_Redeem$Results$Promise,
   Workspace_RevokeToken$Params,
   Workspace_RevokeToken$Results,
   Workspace_RevokeToken$Results$Promise,
