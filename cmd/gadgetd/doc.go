@@ -5,6 +5,8 @@
 //	gadgetd blueprint build DIR | new NAME [DIR]
 //	gadgetd ls | new BLUEPRINT [NAME] | rm ID
 //	gadgetd share GADGET USER [--role ROLE] | unshare GADGET USER | shares GADGET
+//	gadgetd link create GADGET [--role ROLE] [--expires DURATION] [--single-use] [--label L] | ls GADGET | revoke GADGET LINKID
+//	gadgetd redeem SECRET
 //	gadgetd blueprint ls | install DIR
 //	gadgetd token ls | new [LABEL] [--expires DURATION] | revoke ID
 //
