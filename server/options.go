@@ -79,6 +79,7 @@ type config struct {
 	logRate                                        float64
 	logBurst, logBytes                             int
 	maxIdleModules                                 int
+	modules                                        moduleBudget // modulebudget.go
 	idleShellTimeout                               time.Duration
 	// returnMemory gives the Go heap's free pages back to the OS once idle
 	// gadgets are let go (shells.go); nil keeps them.
@@ -130,6 +131,7 @@ func defaultConfig() config {
 		logBurst:                    DefaultLogBurst,
 		logBytes:                    DefaultLogBytes,
 		maxIdleModules:              DefaultMaxIdleModules,
+		modules:                     moduleBudget{perUser: DefaultModuleMemoryPerUser, total: DefaultModuleMemoryTotal},
 		idleShellTimeout:            DefaultIdleShellTimeout,
 		returnMemory:                debug.FreeOSMemory,
 		frameTicketTTL:              DefaultFrameTicketTTL,
@@ -383,6 +385,21 @@ func WithLogBytes(n int) Option { return func(c *config) { c.logBytes = positive
 // again (from the compilation cache) when a gadget needs it.
 func WithMaxIdleModules(n int) Option {
 	return func(c *config) { c.maxIdleModules = positiveOr(n, c.maxIdleModules) }
+}
+
+// WithModuleMemory bounds the compiled blueprint code the server holds in
+// memory (a module costs about 7 bytes per byte of its wasm; builtins cost
+// nothing): perUser for the modules one user's live gadgets use, each
+// counted once, and total for every loaded module, idle ones included.
+// Starting a gadget past the total first frees idle modules, least recently
+// used first; past either limit it fails with an "overloaded" exception
+// naming it, and the server serves everyone else. Zero keeps a default
+// (DefaultModuleMemoryPerUser, DefaultModuleMemoryTotal).
+func WithModuleMemory(perUser, total int64) Option {
+	return func(c *config) {
+		c.modules.perUser = positiveOr(perUser, c.modules.perUser)
+		c.modules.total = positiveOr(total, c.modules.total)
+	}
 }
 
 // WithIdleShellTimeout sets how long the server keeps a gadget it has

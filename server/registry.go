@@ -12,7 +12,9 @@ package server
 // WithMaxIdleModules the least recently used idle module is closed and
 // dropped from the map, to be compiled again (from the compilation cache)
 // on next use. A replaced builtin's old module is closed when its last user
-// goes.
+// goes. Making a module live is charged to the gadget's owner, and loaded
+// modules count against a total (modulebudget.go): past the total, idle
+// modules are freed beyond WithMaxIdleModules too.
 //
 // A liveGadget is published under Server.mu after re-reading the gadget's
 // record, and removeGadget deletes the record and closes the gadget's
@@ -45,18 +47,30 @@ func keyOf(g store.GadgetRecord) blueprintKey {
 // moduleEntry is one compiled blueprint version, compiled at most once at a
 // time.
 type moduleEntry struct {
-	mu  sync.Mutex
-	mod *wasmhost.Module // nil until compiled; guarded by mu
+	mu       sync.Mutex
+	mod      *wasmhost.Module // nil until compiled; guarded by mu
+	wasmSize int              // bytes of the module's wasm, once known; guarded by mu
 
 	// Guarded by Server.mu.
-	users    int       // live gadgets using mod, and compiles in progress
-	lastUsed time.Time // when users last dropped to 0
-	retired  bool      // replaced in Server.modules; close mod when unused
+	users    int            // live gadgets using mod, and compiles in progress
+	lastUsed time.Time      // when users last dropped to 0
+	retired  bool           // replaced in Server.modules; close mod when unused
+	cost     int64          // estimated bytes of compiled code, once compiled (modulebudget.go)
+	holders  map[string]int // users charged for mod: their live gadgets' uses
+}
+
+// moduleUse is one use of a compiled module, charged to the user whose
+// gadget made it live.
+type moduleUse struct {
+	entry *moduleEntry
+	user  string
 }
 
 // module returns the compiled module of blueprint k, with one use held for
-// the caller; the caller gives it back with releaseModule.
-func (s *Server) module(ctx context.Context, k blueprintKey) (*moduleEntry, error) {
+// the caller and charged to user; the caller gives it back with
+// releaseModule. Past user's or the server's budget for compiled code it
+// fails with an overloaded exception naming the limit.
+func (s *Server) module(ctx context.Context, k blueprintKey, user string) (*moduleUse, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -70,35 +84,66 @@ func (s *Server) module(ctx context.Context, k blueprintKey) (*moduleEntry, erro
 	e.users++
 	s.mu.Unlock()
 
-	if err := s.compile(ctx, k, e); err != nil {
-		s.releaseModule(e)
+	wasmSize, err := s.compile(ctx, k, e)
+	if err != nil {
+		s.mu.Lock()
+		unused := s.releaseLocked(e)
+		s.mu.Unlock()
+		closeModules(unused)
 		return nil, err
 	}
-	return e, nil
+	s.mu.Lock()
+	e.cost = moduleCost(k.owner, wasmSize)
+	unused, err := s.chargeModuleLocked(e, user)
+	if err != nil {
+		unused = append(unused, s.releaseLocked(e)...)
+	}
+	s.mu.Unlock()
+	closeModules(unused)
+	if err != nil {
+		return nil, err
+	}
+	return &moduleUse{entry: e, user: user}, nil
 }
 
-// compile fills e.mod unless it is already there.
-func (s *Server) compile(ctx context.Context, k blueprintKey, e *moduleEntry) error {
+// compile fills e.mod unless it is already there, and returns the size of
+// its wasm. A user's module compiled at installation (setModule) has its
+// size read here on first use.
+func (s *Server) compile(ctx context.Context, k blueprintKey, e *moduleEntry) (wasmSize int, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.mod != nil {
-		return nil
+	if e.mod != nil && (e.wasmSize > 0 || k.owner == "") {
+		return e.wasmSize, nil
 	}
 	bp, err := s.store.Blueprint(ctx, k.owner, k.name, k.version)
 	if err != nil {
-		return fmt.Errorf("loading blueprint %s %s: %w", k.name, k.version, err)
+		return 0, fmt.Errorf("loading blueprint %s %s: %w", k.name, k.version, err)
+	}
+	e.wasmSize = len(bp.Wasm)
+	if e.mod != nil {
+		return e.wasmSize, nil
 	}
 	mod, err := s.rt.Compile(ctx, bp.Wasm, compileOptions(k.owner)...)
 	if err != nil {
-		return fmt.Errorf("blueprint %s %s: %w", k.name, k.version, err)
+		return 0, fmt.Errorf("blueprint %s %s: %w", k.name, k.version, err)
 	}
 	e.mod = mod
-	return nil
+	return e.wasmSize, nil
 }
 
-// releaseModule gives back a use of e, and frees the modules nobody needs.
-func (s *Server) releaseModule(e *moduleEntry) {
+// releaseModule gives back a use of a module, and frees the modules nobody
+// needs.
+func (s *Server) releaseModule(u *moduleUse) {
 	s.mu.Lock()
+	u.entry.unchargeLocked(u.user)
+	unused := s.releaseLocked(u.entry)
+	s.mu.Unlock()
+	closeModules(unused)
+}
+
+// releaseLocked gives back a use of e, and returns the modules nobody needs
+// for closing outside the lock. Callers hold Server.mu.
+func (s *Server) releaseLocked(e *moduleEntry) []*moduleEntry {
 	e.users--
 	if e.users == 0 {
 		e.lastUsed = time.Now()
@@ -107,8 +152,7 @@ func (s *Server) releaseModule(e *moduleEntry) {
 	if e.users == 0 && e.retired {
 		unused = append(unused, e)
 	}
-	s.mu.Unlock()
-	closeModules(unused)
+	return unused
 }
 
 // setModule caches a module compiled during installation. An older module
@@ -136,11 +180,14 @@ func (s *Server) setModule(k blueprintKey, mod *wasmhost.Module) {
 }
 
 // unusedModulesLocked removes from Server.modules the idle modules past
-// WithMaxIdleModules, least recently used first, and returns them for
-// closing outside the lock. Callers hold Server.mu.
+// WithMaxIdleModules, or while all loaded modules cost more than the
+// budget's total, least recently used first, and returns them for closing
+// outside the lock. Callers hold Server.mu.
 func (s *Server) unusedModulesLocked() []*moduleEntry {
 	var idle []*moduleEntry
+	var total int64
 	for k, e := range s.modules {
+		total += e.cost
 		if e.users > 0 {
 			continue
 		}
@@ -150,11 +197,12 @@ func (s *Server) unusedModulesLocked() []*moduleEntry {
 		}
 		idle = append(idle, e)
 	}
-	if len(idle) <= s.cfg.maxIdleModules {
-		return nil
-	}
 	slices.SortFunc(idle, func(a, b *moduleEntry) int { return a.lastUsed.Compare(b.lastUsed) })
-	idle = idle[:len(idle)-s.cfg.maxIdleModules]
+	n := 0
+	for ; n < len(idle) && (len(idle)-n > s.cfg.maxIdleModules || total > s.cfg.modules.total); n++ {
+		total -= idle[n].cost
+	}
+	idle = idle[:n]
 	for k, e := range s.modules {
 		if slices.Contains(idle, e) {
 			delete(s.modules, k)
@@ -202,8 +250,8 @@ func (s *Server) gadgetFor(ctx context.Context, user store.User, id string) (sto
 // says when it is let go.
 type liveGadget struct {
 	id      string
-	owner   string       // user id
-	module  *moduleEntry // one use held until the sandbox is closed
+	owner   string     // user id
+	module  *moduleUse // held until the sandbox is closed
 	sandbox *sandbox
 	storage *gadgetStorage
 	logs    *logRing
@@ -223,23 +271,23 @@ func (s *Server) liveFor(ctx context.Context, g store.GadgetRecord) (*liveGadget
 	if lg != nil {
 		return lg, nil
 	}
-	e, err := s.module(ctx, keyOf(g))
+	u, err := s.module(ctx, keyOf(g), g.OwnerID)
 	if err != nil {
 		return nil, err
 	}
 
 	s.mu.Lock()
-	lg, started, err := s.startLocked(ctx, g, e)
+	lg, started, err := s.startLocked(ctx, g, u)
 	s.mu.Unlock()
 	if !started {
-		s.releaseModule(e) // failed, or someone else started it meanwhile
+		s.releaseModule(u) // failed, or someone else started it meanwhile
 	}
 	return lg, err
 }
 
 // startLocked publishes the live gadget of g, unless someone else did or the
 // gadget is gone. Callers hold Server.mu.
-func (s *Server) startLocked(ctx context.Context, g store.GadgetRecord, e *moduleEntry) (lg *liveGadget, started bool, err error) {
+func (s *Server) startLocked(ctx context.Context, g store.GadgetRecord, u *moduleUse) (lg *liveGadget, started bool, err error) {
 	if s.closed {
 		return nil, false, errClosed
 	}
@@ -254,11 +302,11 @@ func (s *Server) startLocked(ctx context.Context, g store.GadgetRecord, e *modul
 		return nil, false, errUnknownGadget(g.ID) // removed meanwhile
 	}
 	logs := newLogRing(s.cfg)
-	lg = &liveGadget{id: g.ID, owner: g.OwnerID, module: e, storage: s.newGadgetStorageLocked(g.ID, logs), logs: logs}
+	lg = &liveGadget{id: g.ID, owner: g.OwnerID, module: u, storage: s.newGadgetStorageLocked(g.ID, logs), logs: logs}
 	h := newHost(lg, s.desk)
 	hostCap := schema.Host(capserver.New(schema.Host_Methods(nil, h), h, h))
 	lg.sandbox = &sandbox{
-		Sandbox: s.rt.NewSandbox(e.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithOwner(g.OwnerID),
+		Sandbox: s.rt.NewSandbox(u.entry.mod, hostCap, wasmhost.WithName(g.ID), wasmhost.WithOwner(g.OwnerID),
 			wasmhost.WithCallScope(lg.storage.begin), wasmhost.WithContextValues(lg.storage.guestValues())),
 		lg: lg,
 	}

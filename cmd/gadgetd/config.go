@@ -106,6 +106,8 @@ type serveConfig struct {
 		MaxLive           count    `toml:"max_live"`
 		IdleRelease       duration `toml:"idle_release"`
 		IdleModules       count    `toml:"idle_modules"`
+		ModuleMemory      size     `toml:"module_memory"`
+		ModuleMemoryTotal size     `toml:"module_memory_total"`
 		Pool              poolSize `toml:"pool"`
 		// Unset, one user's gadgets share half the budget (wasmhost).
 		MemoryShare size `toml:"memory_share"`
@@ -160,6 +162,7 @@ func defaultServeConfig() serveConfig {
 	g.CallTimeout, g.ClientCallTimeout = duration(wasmhost.DefaultCallTimeout), duration(wasmhost.DefaultClientCallTimeout)
 	g.QueueLimit, g.IdleTimeout, g.MaxLive = wasmhost.DefaultQueueLimit, duration(wasmhost.DefaultIdleTimeout), wasmhost.DefaultMaxLive
 	g.IdleRelease, g.IdleModules = duration(server.DefaultIdleShellTimeout), server.DefaultMaxIdleModules
+	g.ModuleMemory, g.ModuleMemoryTotal = server.DefaultModuleMemoryPerUser, server.DefaultModuleMemoryTotal
 	g.Pool = server.DefaultInstancePool
 	gk := &c.Gatekeepers
 	gk.MaxAuditEntries, gk.MaxOpenActions, gk.MaxBindings = desk.DefaultMaxAuditEntries, desk.DefaultMaxOpenActions, desk.DefaultMaxBindings
@@ -234,6 +237,7 @@ func (c *serveConfig) serverOptions() []server.Option {
 		server.WithStorageCallLimits(int(s.MaxWritesPerCall), int64(s.MaxBufferedPerCall), int64(s.MaxListSize)),
 		server.WithIdleShellTimeout(time.Duration(g.IdleRelease)),
 		server.WithMaxIdleModules(int(g.IdleModules)),
+		server.WithModuleMemory(int64(g.ModuleMemory), int64(g.ModuleMemoryTotal)),
 		server.WithLogLimits(int(lg.Lines), int(lg.LineSize)),
 		server.WithLogBytes(int(lg.Bytes)),
 		server.WithLogRateLimit(float64(lg.Rate), int(lg.Burst)),
