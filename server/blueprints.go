@@ -155,7 +155,7 @@ func (s *Server) install(ctx context.Context, bp store.BlueprintRecord, replace 
 				return bp, fmt.Errorf("blueprint name %q is taken by a builtin blueprint; choose another name", bp.Name)
 			}
 		}
-		if _, err := s.store.Blueprint(ctx, bp.Owner, bp.Name, bp.Version); err == nil {
+		if _, err := s.store.BlueprintMeta(ctx, bp.Owner, bp.Name, bp.Version); err == nil {
 			return bp, fmt.Errorf("blueprint %s version %s is already installed; give the new code a new version", bp.Name, bp.Version)
 		}
 	}

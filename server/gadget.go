@@ -115,7 +115,7 @@ func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, e
 func (g *gadgetCap) fillCaller(ctx context.Context, caller schema.Caller, a store.GadgetAccess) error {
 	role := schema.Role(a.Role)
 	caller.SetRole(role)
-	bp, err := g.s.store.Blueprint(ctx, a.Gadget.BlueprintOwner, a.Gadget.BlueprintName, a.Gadget.BlueprintVersion)
+	bp, err := g.s.store.BlueprintMeta(ctx, a.Gadget.BlueprintOwner, a.Gadget.BlueprintName, a.Gadget.BlueprintVersion)
 	if err != nil {
 		return err
 	}

@@ -217,6 +217,15 @@ func (s *BoltStore) PutBlueprint(ctx context.Context, bp BlueprintRecord, replac
 }
 
 func (s *BoltStore) Blueprint(ctx context.Context, owner, name, version string) (BlueprintRecord, error) {
+	return s.blueprint(owner, name, version, true)
+}
+
+func (s *BoltStore) BlueprintMeta(ctx context.Context, owner, name, version string) (BlueprintRecord, error) {
+	return s.blueprint(owner, name, version, false)
+}
+
+// blueprint reads one version's record, and its bodies if bodies is set.
+func (s *BoltStore) blueprint(owner, name, version string, bodies bool) (BlueprintRecord, error) {
 	var bp BlueprintRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketBlueprints).Bucket(ownerKey(owner))
@@ -228,7 +237,7 @@ func (s *BoltStore) Blueprint(ctx context.Context, owner, name, version string) 
 		if b == nil {
 			return fmt.Errorf("blueprint %s version %s: %w", name, version, ErrNotFound)
 		}
-		if err := getJSON(b, keyMeta, &bp); err != nil {
+		if err := getJSON(b, keyMeta, &bp); err != nil || !bodies {
 			return err
 		}
 		bp.Wasm = bytes.Clone(b.Get(keyWasm))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -193,5 +194,36 @@ func TestSecondOpenOfALockedStoreFailsClearly(t *testing.T) {
 	_, err := store.Open(path)
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("locked by another process")) {
 		t.Fatalf("second open: %v", err)
+	}
+}
+
+// TestBlueprintMetaIsTheRecordWithoutItsBodies: BlueprintMeta, which the
+// server reads on every session open, carries every field of the record but
+// not the megabytes of wasm, UI and schema.
+func TestBlueprintMetaIsTheRecordWithoutItsBodies(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, filepath.Join(t.TempDir(), "db"))
+	in := store.BlueprintRecord{Owner: "u1", Name: "notes", Version: "1.0.0", Description: "notes",
+		Wasm: []byte("wasm"), UI: "<p>", SchemaSource: "struct", SchemaNodes: []byte("nodes")}
+	if _, err := s.PutBlueprint(ctx, in, false); err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Blueprint(ctx, "u1", "notes", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := s.BlueprintMeta(ctx, "u1", "notes", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Wasm != nil || meta.UI != "" || meta.SchemaSource != "" || meta.SchemaNodes != nil {
+		t.Fatalf("BlueprintMeta returned bodies: %+v", meta)
+	}
+	full.Wasm, full.UI, full.SchemaSource, full.SchemaNodes = nil, "", "", nil
+	if !reflect.DeepEqual(meta, full) {
+		t.Fatalf("BlueprintMeta = %+v, want Blueprint's record without bodies %+v", meta, full)
+	}
+	if _, err := s.BlueprintMeta(ctx, "u1", "notes", "2.0.0"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("BlueprintMeta of a version never installed: %v", err)
 	}
 }

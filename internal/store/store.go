@@ -104,6 +104,9 @@ type Store interface {
 	PutBlueprint(ctx context.Context, bp BlueprintRecord, replace bool) (BlueprintRecord, error)
 	// Blueprint returns one version with its bodies.
 	Blueprint(ctx context.Context, owner, name, version string) (BlueprintRecord, error)
+	// BlueprintMeta is Blueprint without the bodies: for a caller that
+	// needs a field of the record, without copying megabytes of wasm.
+	BlueprintMeta(ctx context.Context, owner, name, version string) (BlueprintRecord, error)
 	// Blueprints returns every version owned by owner ("" for builtins),
 	// without bodies, ordered by name then Seq.
 	Blueprints(ctx context.Context, owner string) ([]BlueprintRecord, error)
