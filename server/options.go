@@ -388,7 +388,7 @@ func WithMaxIdleModules(n int) Option {
 }
 
 // WithModuleMemory bounds the compiled blueprint code the server holds in
-// memory (a module costs about 7 bytes per byte of its wasm; builtins cost
+// memory (a module counts 24 bytes per byte of its wasm; builtins count
 // nothing): perUser for the modules one user's live gadgets use, each
 // counted once, and total for every loaded module, idle ones included.
 // Starting a gadget past the total first frees idle modules, least recently
