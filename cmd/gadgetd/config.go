@@ -69,6 +69,7 @@ type serveConfig struct {
 		MaxConnections       count `toml:"max_connections"`
 		MaxGadgets           count `toml:"max_gadgets"`
 		MaxBlueprintVersions count `toml:"max_blueprint_versions"`
+		MaxLinks             count `toml:"max_links"`
 		MaxCallsInFlight     count `toml:"max_calls_in_flight"`
 		MaxCallBytes         size  `toml:"max_call_bytes_in_flight"`
 	} `toml:"users"`
@@ -108,6 +109,7 @@ type serveConfig struct {
 		IdleModules       count    `toml:"idle_modules"`
 		ModuleMemory      size     `toml:"module_memory"`
 		ModuleMemoryTotal size     `toml:"module_memory_total"`
+		MaxLinks          count    `toml:"max_links"`
 		Pool              poolSize `toml:"pool"`
 		// Unset, one user's gadgets share half the budget (wasmhost).
 		MemoryShare size `toml:"memory_share"`
@@ -142,6 +144,7 @@ func defaultServeConfig() serveConfig {
 	n.TotalCallsInFlight, n.TotalCallBytes = server.DefaultMaxInFlightTotal, server.DefaultMaxInFlightBytesTotal
 	n.IdleTimeout, n.MessageTimeout = duration(server.DefaultIdleTimeout), duration(server.DefaultMessageTimeout)
 	s.MaxConnections, s.MaxGadgets, s.MaxBlueprintVersions = server.DefaultMaxConnectionsPerUser, server.DefaultMaxGadgetsPerUser, server.DefaultMaxBlueprintVersionsPerUser
+	s.MaxLinks = server.DefaultMaxLinksPerUser
 	s.MaxCallsInFlight, s.MaxCallBytes = server.DefaultMaxInFlightPerUser, server.DefaultMaxInFlightBytesPerUser
 	d.MaxConcurrent, d.MaxPerUser, d.Timeout = server.DefaultMaxCompiles, server.DefaultMaxCompilesPerUser, duration(server.DefaultInstallTimeout)
 	d.CompileCPU, d.CompileMemory = duration(wasmhost.DefaultCompileCPUTime), wasmhost.DefaultCompileMemory
@@ -164,6 +167,7 @@ func defaultServeConfig() serveConfig {
 	g.IdleRelease, g.IdleModules = duration(server.DefaultIdleShellTimeout), server.DefaultMaxIdleModules
 	g.ModuleMemory, g.ModuleMemoryTotal = server.DefaultModuleMemoryPerUser, server.DefaultModuleMemoryTotal
 	g.Pool = server.DefaultInstancePool
+	g.MaxLinks = server.DefaultMaxLinksPerGadget
 	gk := &c.Gatekeepers
 	gk.MaxAuditEntries, gk.MaxOpenActions, gk.MaxBindings = desk.DefaultMaxAuditEntries, desk.DefaultMaxOpenActions, desk.DefaultMaxBindings
 	lg := &c.Logs
@@ -228,6 +232,7 @@ func (c *serveConfig) serverOptions() []server.Option {
 		}),
 		server.WithUserQuotas(int(u.MaxGadgets), int(u.MaxBlueprintVersions)),
 		server.WithMaxConnectionsPerUser(int(u.MaxConnections)),
+		server.WithLinkLimits(int(g.MaxLinks), int(u.MaxLinks)),
 		server.WithMaxInFlightPerUser(int(u.MaxCallsInFlight), uint64(u.MaxCallBytes)),
 		server.WithInstallLimits(int(i.MaxConcurrent), int(i.MaxPerUser)),
 		server.WithInstallTimeout(time.Duration(i.Timeout)),
