@@ -332,18 +332,19 @@ interface Gadget {
   # Binds a gatekeeper to this gadget under `name`: one resource (`resource`:
   # a repository "owner/repo", a URL prefix) of one configured service
   # (`Workspace.services`). Inside its sandbox the gadget reaches it by
-  # name, with `Host.gatekeeper`. Editor or owner only.
+  # name, with `Host.gatekeeper`. Its creator only: a gatekeeper acts with
+  # the creator's authority, and its actions wait for the creator.
 
   unbind @8 (name :Text);
   # Removes a binding. Every reference the gadget holds to it, also one it
   # stored, fails from then on; its actions not yet applied are rejected.
-  # Editor or owner only.
+  # Its creator only.
 
   bindings @9 () -> (bindings :List(BindingInfo));
 
   setAutoApprove @10 (binding :Text, method :Text, on :Bool);
   # Approves, as they are queued, the actions of one method of one binding
-  # (`on`), or stops doing so. Editor or owner only.
+  # (`on`), or stops doing so. Its creator only.
 
   share @11 (user :Text, role :Gadgets.Role) -> (share :ShareInfo);
   # Shares this gadget with the user whose login name is `user`, at `role`:

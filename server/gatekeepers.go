@@ -42,15 +42,22 @@ func (h *host) Gatekeeper(ctx context.Context, call schema.Host_gatekeeper) erro
 	return res.SetGatekeeper(schema.Gatekeeper(c))
 }
 
-// needEditor refuses a call that changes what the gadget may reach to a
-// viewer.
-func (g *gadgetCap) needEditor(ctx context.Context, what string) error {
+// needCreator refuses a call that changes what the gadget may reach to
+// anyone but its creator, through a capability of the owner role. A
+// gadget's gatekeepers act with its creator's authority: their calls are
+// audited as the creator's and their actions wait for the creator's
+// approval, so a user the gadget is shared with, even as owner, must not
+// bind them or let their actions pass unapproved. (An outside tester, as
+// an editor, turned on auto-approval of the creator's binding, and the
+// gadget's action reached the service unapproved, recorded as the
+// creator's.)
+func (g *gadgetCap) needCreator(ctx context.Context, what string) error {
 	a, err := g.access(ctx)
 	if err != nil {
 		return err
 	}
-	if a.Role < store.RoleEditor {
-		return fmt.Errorf("%s of gadget %q needs the editor or owner role; this capability has the %s role", what, g.id, a.Role)
+	if a.Gadget.OwnerID != g.user.ID || a.Role < store.RoleOwner {
+		return fmt.Errorf("%s of gadget %q is for its creator, through a capability of the owner role: its gatekeepers act with the creator's authority; this capability has the %s role", what, g.id, a.Role)
 	}
 	return nil
 }
@@ -64,7 +71,7 @@ func (g *gadgetCap) deskGadget(ctx context.Context) (desk.Gadget, error) {
 }
 
 func (g *gadgetCap) Bind(ctx context.Context, call schema.Gadget_bind) error {
-	if err := g.needEditor(ctx, "binding a gatekeeper"); err != nil {
+	if err := g.needCreator(ctx, "binding a gatekeeper"); err != nil {
 		return err
 	}
 	dg, err := g.deskGadget(ctx)
@@ -91,7 +98,7 @@ func (g *gadgetCap) Bind(ctx context.Context, call schema.Gadget_bind) error {
 }
 
 func (g *gadgetCap) Unbind(ctx context.Context, call schema.Gadget_unbind) error {
-	if err := g.needEditor(ctx, "unbinding a gatekeeper"); err != nil {
+	if err := g.needCreator(ctx, "unbinding a gatekeeper"); err != nil {
 		return err
 	}
 	dg, err := g.deskGadget(ctx)
@@ -131,7 +138,7 @@ func (g *gadgetCap) Bindings(ctx context.Context, call schema.Gadget_bindings) e
 }
 
 func (g *gadgetCap) SetAutoApprove(ctx context.Context, call schema.Gadget_setAutoApprove) error {
-	if err := g.needEditor(ctx, "setting auto-approval"); err != nil {
+	if err := g.needCreator(ctx, "setting auto-approval"); err != nil {
 		return err
 	}
 	dg, err := g.deskGadget(ctx)

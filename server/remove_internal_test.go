@@ -143,7 +143,7 @@ func TestAViewerCannotBindUnbindOrAutoApprove(t *testing.T) {
 			return err
 		},
 	} {
-		requireContains(t, call(), what+` of gadget "`+id+`" needs the editor or owner role; this capability has the viewer role`)
+		requireContains(t, call(), what+` of gadget "`+id+`" is for its creator, through a capability of the owner role: its gatekeepers act with the creator's authority; this capability has the viewer role`)
 	}
 }
 

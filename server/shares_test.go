@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"capnproto.org/go/capnp/v3"
@@ -381,4 +382,56 @@ func TestSharesListsWhoHoldsWhatForEditorsOnly(t *testing.T) {
 	}
 	_, err := shares(openGadget(t, ws["carol"], id))
 	requireErrorContains(t, err, "needs the editor or owner role")
+}
+
+// TestOnlyTheCreatorBindsUnbindsOrAutoApprovesGatekeepers: a gadget's
+// gatekeepers act with its creator's authority (audited as the creator's,
+// their actions waiting for the creator's approval), so a user it is
+// shared with, as editor or even as owner, may not bind, unbind or turn on
+// auto-approval; the creator may. (An outside tester, as an editor, turned
+// on auto-approval of the creator's binding, and the gadget's action
+// reached the service unapproved, recorded as the creator's.)
+func TestOnlyTheCreatorBindsUnbindsOrAutoApprovesGatekeepers(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_owner)
+	mustShare(t, g, "carol", schema.Role_editor)
+	calls := map[string]func(schema.Gadget) error{
+		"binding a gatekeeper": func(g schema.Gadget) error {
+			f, release := g.Bind(testCtx(t), func(p schema.Gadget_bind_Params) error {
+				p.SetName("x")
+				return p.SetService("nosuchservice")
+			})
+			defer release()
+			_, err := f.Struct()
+			return err
+		},
+		"unbinding a gatekeeper": func(g schema.Gadget) error {
+			f, release := g.Unbind(testCtx(t), func(p schema.Gadget_unbind_Params) error { return p.SetName("x") })
+			defer release()
+			_, err := f.Struct()
+			return err
+		},
+		"setting auto-approval": func(g schema.Gadget) error {
+			f, release := g.SetAutoApprove(testCtx(t), func(p schema.Gadget_setAutoApprove_Params) error {
+				p.SetOn(true)
+				p.SetBinding("x")
+				return p.SetMethod("send")
+			})
+			defer release()
+			_, err := f.Struct()
+			return err
+		},
+	}
+	for what, call := range calls {
+		for _, user := range []string{"bob", "carol"} {
+			requireErrorContains(t, call(openGadget(t, ws[user], id)), what+` of gadget "`+id+`" is for its creator`)
+		}
+		// The creator gets past the check, to the desk, which knows no
+		// such service or binding.
+		if err := call(g); err == nil || strings.Contains(err.Error(), "is for its creator") {
+			t.Fatalf("%s by the creator: %v, want the desk's own error", what, err)
+		}
+	}
 }

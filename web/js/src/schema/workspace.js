@@ -3541,7 +3541,8 @@ class Gadget$Client {
   * Binds a gatekeeper to this gadget under `name`: one resource (`resource`:
   * a repository "owner/repo", a URL prefix) of one configured service
   * (`Workspace.services`). Inside its sandbox the gadget reaches it by
-  * name, with `Host.gatekeeper`. Editor or owner only.
+  * name, with `Host.gatekeeper`. Its creator only: a gatekeeper acts with
+  * the creator's authority, and its actions wait for the creator.
   *
   */
   bind(paramsFunc) {
@@ -3555,7 +3556,7 @@ class Gadget$Client {
   /**
   * Removes a binding. Every reference the gadget holds to it, also one it
   * stored, fails from then on; its actions not yet applied are rejected.
-  * Editor or owner only.
+  * Its creator only.
   *
   */
   unbind(paramsFunc) {
@@ -3576,7 +3577,7 @@ class Gadget$Client {
   }
   /**
   * Approves, as they are queued, the actions of one method of one binding
-  * (`on`), or stops doing so. Editor or owner only.
+  * (`on`), or stops doing so. Its creator only.
   *
   */
   setAutoApprove(paramsFunc) {
