@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"capnproto.org/go/capnp/v3"
 
@@ -24,6 +25,9 @@ type gadgetCap struct {
 	// access is a revocation.
 	shared bool
 	cred   *credential // the token it was obtained with; checks its sessions
+	// revoked is set once a shared capability has found its share gone: it
+	// stays disconnected, even if the gadget is shared with its user again.
+	revoked atomic.Bool
 }
 
 func (g *gadgetCap) record(ctx context.Context) (store.GadgetRecord, error) {

@@ -39,6 +39,10 @@ type shareCheck struct {
 	// validAt is 1 + the store's ShareChanges count at which the user last
 	// held role (0: never), so a check reads the store only after a change.
 	validAt atomic.Uint64
+	// revoked is set by the first check that finds the role gone: a
+	// session that failed as disconnected stays so, even if the user is
+	// given the role again (an outside tester's session came back).
+	revoked atomic.Bool
 }
 
 // check fails once the user no longer holds the role. A nil check (an
@@ -47,6 +51,9 @@ func (c *shareCheck) check(ctx context.Context) error {
 	if c == nil {
 		return nil
 	}
+	if c.revoked.Load() {
+		return errShareRevoked
+	}
 	changes := c.s.store.ShareChanges()
 	if c.validAt.Load() == changes+1 {
 		return nil
@@ -54,6 +61,7 @@ func (c *shareCheck) check(ctx context.Context) error {
 	a, err := c.s.store.Access(ctx, c.gadgetID, c.userID)
 	switch {
 	case errors.Is(err, store.ErrNotFound), err == nil && a.Role < c.role:
+		c.revoked.Store(true)
 		return errShareRevoked
 	case err != nil:
 		return err
@@ -82,9 +90,13 @@ func (c *shareCheck) guard(methods []capnpserver.Method) []capnpserver.Method {
 // access returns the gadget's record and the role this capability has on
 // it now: the user's effective role, at most the capability's own.
 func (g *gadgetCap) access(ctx context.Context) (store.GadgetAccess, error) {
+	if g.revoked.Load() {
+		return store.GadgetAccess{}, errShareRevoked
+	}
 	a, err := g.s.store.Access(ctx, g.id, g.user.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		g.revoked.Store(g.shared)
 		return store.GadgetAccess{}, g.lost()
 	case err != nil:
 		return store.GadgetAccess{}, err

@@ -241,6 +241,12 @@ func TestEffectiveRoleIsTheChainMinimumAndRecomputedOnEveryUse(t *testing.T) {
 	if _, err := countertest.Increment(testCtx(t), session(t, carols)); err != nil {
 		t.Fatalf("carol's new session as viewer: %v", err)
 	}
+	// A session that failed as disconnected stays so when the role comes
+	// back. (An outside tester's came back.)
+	mustShare(t, g, "bob", schema.Role_owner)
+	if _, err := countertest.Increment(testCtx(t), asOwner); !capnp.IsDisconnected(err) {
+		t.Fatalf("carol's session opened as owner, once her role came back: %v, want still disconnected", err)
+	}
 }
 
 // alice shared with bob, bob with carol. Revoking bob's share ends carol's
@@ -285,6 +291,19 @@ func TestRevokingBsShareEndsCsEverywhereAtOnce(t *testing.T) {
 	}
 	if _, ok := reached(t, ws["bob"], id); ok {
 		t.Fatal("bob's listing still shows the gadget")
+	}
+
+	// Shared again, carol gets it back through a new capability; the ones
+	// that failed as disconnected stay so. (An outside tester's came back.)
+	mustShare(t, g, "carol", schema.Role_editor)
+	if _, err := infoRole(t, openGadget(t, ws["carol"], id)); err != nil {
+		t.Fatalf("carol's new Gadget capability, shared again: %v", err)
+	}
+	if _, err := infoRole(t, carols); !capnp.IsDisconnected(err) {
+		t.Fatalf("carol's old Gadget capability, shared again: %v, want still disconnected", err)
+	}
+	if _, err := countertest.Increment(testCtx(t), carolSession); !capnp.IsDisconnected(err) {
+		t.Fatalf("carol's old session, shared again: %v, want still disconnected", err)
 	}
 }
 
