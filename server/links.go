@@ -182,10 +182,13 @@ func (g *gadgetCap) RevokeLink(ctx context.Context, call schema.Gadget_revokeLin
 	}
 	dropped, err := g.s.store.RevokeLink(ctx, g.id, g.user.ID, id)
 	switch {
+	case errors.Is(err, store.ErrUnknownLink):
+		// Not the capability's loss: it still reaches the gadget.
+		return fmt.Errorf("gadget %q has no link %.64q: it never had, or the link was revoked", g.id, id)
 	case errors.Is(err, store.ErrNotFound):
 		return g.lost()
 	case err != nil:
-		return fmt.Errorf("revoking link %q of gadget %q: %w", id, g.id, err)
+		return fmt.Errorf("revoking link %.64q of gadget %q: %w", id, g.id, err)
 	}
 	res, err := call.AllocResults()
 	if err != nil {

@@ -330,7 +330,18 @@ func TestLinksShowsAnOwnerEveryLinkAndAnEditorTheirOwn(t *testing.T) {
 	if got := strings.Join(labels(bobs), ", "); got != "bob's by bob" {
 		t.Errorf("an editor's links: %s, want only his own", got)
 	}
-	if _, err := revokeLink(t, bobs, ""); err == nil {
-		t.Error("revoking an unknown link id succeeded")
+	// An id that is no link of the gadget is an ordinary error: the
+	// capability still reaches the gadget, so it must not answer
+	// disconnected, which tells a client to drop it. (An outside tester's
+	// editor got disconnected, and the gadget's creator "unknown gadget".)
+	for _, c := range []schema.Gadget{g, bobs} {
+		_, err := revokeLink(t, c, "nosuchlink")
+		requireErrorContains(t, err, `has no link "nosuchlink": it never had, or the link was revoked`)
+		if capnp.IsDisconnected(err) {
+			t.Errorf("revoking an unknown link id answered disconnected: %v", err)
+		}
+		if _, err := infoRole(t, c); err != nil {
+			t.Errorf("the capability after revoking an unknown link id: %v", err)
+		}
 	}
 }

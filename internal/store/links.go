@@ -36,6 +36,10 @@ var bucketLinksByCreator = []byte("linksbycreator")
 // owner: which one is not told, so secrets cannot be probed.
 var ErrLinkInvalid = errors.New("invalid or expired link")
 
+// ErrUnknownLink is RevokeLink's answer for a link id that is not a link of
+// the gadget: never was, or was revoked.
+var ErrUnknownLink = errors.New("unknown link id")
+
 // linkHolderPrefix cannot begin a user id (NewID has no ':'), so a link never
 // holds a user's grants nor a user a link's.
 const linkHolderPrefix = "link:"
@@ -221,7 +225,7 @@ func (s *BoltStore) RevokeLink(ctx context.Context, gadgetID, byID, linkID strin
 		l, err := getGrant(tx, linkID)
 		switch {
 		case errors.Is(err, ErrNotFound) || err == nil && (l.Link == nil || l.GadgetID != gadgetID):
-			return fmt.Errorf("unknown link id %q: %w", linkID, ErrNotFound)
+			return fmt.Errorf("%w %.64q", ErrUnknownLink, linkID)
 		case err != nil:
 			return err
 		case have != RoleOwner && l.SharerID != byID:
