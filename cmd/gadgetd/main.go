@@ -98,6 +98,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		printCommands(stderr, group)
 		return 2
 	}
+	stdout, stderr = terminalSafe(stdout), terminalSafe(stderr)
 	err := cmd.run(rest, stdout, stderr)
 	var help *helpRequest
 	switch {
