@@ -168,6 +168,12 @@ func (s *Server) install(ctx context.Context, bp store.BlueprintRecord, replace 
 	if err := blueprint.CheckInterface(bp.SchemaNodes, bp.SessionInterface); err != nil {
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}
+	// Before the compile, which a bad declaration need not wait for.
+	access, err := blueprint.AccessOf(bp.Wasm)
+	if err != nil {
+		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
+	}
+	bp.Access = access
 	// Compiles take turns (installqueue.go); the runtime's compile worker
 	// bounds each one, and the install timeout a user's wait and compile
 	// together. Builtins are the operator's code, compiled in process at
@@ -189,11 +195,6 @@ func (s *Server) install(ctx context.Context, bp store.BlueprintRecord, replace 
 	mod, err := s.rt.Compile(compileCtx, bp.Wasm, compileOptions(bp.Owner)...)
 	done()
 	if err != nil {
-		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
-	}
-	// Read once the module is known to be well formed.
-	if bp.Access, err = blueprint.AccessOf(bp.Wasm); err != nil {
-		mod.Close(ctx)
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}
 	bp.InstalledAt = time.Now().UTC()
