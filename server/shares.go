@@ -75,16 +75,7 @@ func (c *shareCheck) guard(methods []capnpserver.Method) []capnpserver.Method {
 	if c == nil {
 		return methods
 	}
-	for i := range methods {
-		impl := methods[i].Impl
-		methods[i].Impl = func(ctx context.Context, call *capnpserver.Call) error {
-			if err := c.check(ctx); err != nil {
-				return err
-			}
-			return impl(ctx, call)
-		}
-	}
-	return methods
+	return guardMethods(methods, c.check)
 }
 
 // access returns the gadget's record and the role this capability has on

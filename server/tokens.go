@@ -145,10 +145,15 @@ func (c *credential) guard(methods []capnpserver.Method) []capnpserver.Method {
 	if c == nil {
 		return methods
 	}
+	return guardMethods(methods, c.check)
+}
+
+// guardMethods makes every method run check first, and fail with its error.
+func guardMethods(methods []capnpserver.Method, check func(context.Context) error) []capnpserver.Method {
 	for i := range methods {
 		impl := methods[i].Impl
 		methods[i].Impl = func(ctx context.Context, call *capnpserver.Call) error {
-			if err := c.check(ctx); err != nil {
+			if err := check(ctx); err != nil {
 				return err
 			}
 			return impl(ctx, call)
