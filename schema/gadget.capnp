@@ -89,6 +89,13 @@ interface SessionContext {
   # longer so (disconnected for a revoked or expired token). A guest that
   # keeps a long-lived session (or acts on a user's behalf later) asks
   # before it trusts the caller again.
+
+  present @1 () -> (present :List(Caller));
+  # Who has a session open on this gadget now, the session's own caller
+  # included: one entry per user (their highest role among their
+  # sessions), ordered by when that user's oldest open session began, each
+  # as this gadget knows them (Caller.userId is the same pseudonym that
+  # user's own sessions see). Guarded as `caller` is.
 }
 
 interface Host {

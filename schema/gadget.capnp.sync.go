@@ -109,6 +109,26 @@ func (c SessionContext) CallerSync(ctx context.Context, params func(SessionConte
 	return SessionContext_caller_Results(res), release, err
 }
 
+// PresentSync calls present and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c SessionContext) PresentSync(ctx context.Context, params func(SessionContext_present_Params) error) (SessionContext_present_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xa315464f654b1e3c,
+			MethodID:      1,
+			InterfaceName: "gadget.capnp:SessionContext",
+			MethodName:    "present",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(SessionContext_present_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return SessionContext_present_Results(res), release, err
+}
+
 // GetSync calls get and waits for its results, which stay valid until
 // release is called. On a host capability in a gadget the call skips
 // go-capnp's client path (guest/callsync).

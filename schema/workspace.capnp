@@ -20,6 +20,7 @@ $Go.package("schema");
 $Go.import("github.com/gadgetd/gadgetd/schema");
 
 using Gadgets = import "gadget.capnp";
+using Persistent = import "/capnp/persistent.capnp";
 
 interface Gateway {
   # The bootstrap capability of every connection.
@@ -28,6 +29,18 @@ interface Gateway {
   # Exchanges a user token (printed by `gadgetd user add NAME`) for that
   # user's workspace. A wrong token fails with "invalid token" and reveals
   # nothing about which users exist.
+
+  restore @1 (token :Text) -> (cap :Capability);
+  # Turns a token from `save` (Persistent.save on a Gadget, or on a
+  # session that `Gadget.open` returned) back into that capability, for
+  # whoever saved it, at no more than their role when they saved it and no
+  # more than they hold now: a Gadget capability, or a fresh session on
+  # the same gadget. No login is needed: the token is the credential, a
+  # bearer secret (`gds_...`) the server keeps only as a keyed hash. It
+  # dies when its saver loses access to the gadget (a share or link above
+  # them revoked, the gadget removed), or drops it (`Workspace.dropSaved`).
+  # A token that is wrong, dropped or dead fails with the same "invalid
+  # token", whichever it is.
 }
 
 struct UserInfo {
@@ -145,6 +158,40 @@ interface Workspace {
   # nothing changes, a single-use link is not consumed, and `redeemed` is
   # false. A secret that is wrong, expired, revoked or already used fails
   # with the same "invalid or expired link", whichever it is.
+
+  saved @17 () -> (saved :List(SavedInfo));
+  # The tokens this user saved (Persistent.save), oldest first, never the
+  # secrets.
+
+  dropSaved @18 (id :Text);
+  # Drops one of this user's saved tokens by its id: it restores nothing
+  # from then on, and capabilities restored from it fail from their next
+  # call. An id that is not one of this user's saved tokens fails with
+  # "unknown saved token id".
+}
+
+struct SavedInfo {
+  # One token a user saved, without its secret.
+
+  id @0 :Text;
+  # Public handle, for dropSaved.
+
+  gadget @1 :Text;
+  # The gadget's id.
+
+  kind @2 :SavedKind;
+  role @3 :Gadgets.Role;
+  # The saver's role when it was saved: the most it restores.
+
+  createdAt @4 :Int64;
+  # Unix time in milliseconds.
+}
+
+enum SavedKind {
+  gadget @0;
+  # Restores a Gadget capability.
+  session @1;
+  # Restores a fresh session, as Gadget.open opens one.
 }
 
 struct ServiceInfo {
@@ -285,10 +332,15 @@ struct TokenInfo {
   # True for the token this workspace was obtained with.
 }
 
-interface Gadget {
+interface Gadget extends(Persistent.Persistent(Text, Text)) {
   # One gadget, as seen by one user. The user's role is recomputed on every
   # call (a share revoked or lowered since counts at once), and never
   # exceeds the role the capability was obtained with.
+  #
+  # `save` (from Persistent, with `sealFor` null) returns a token
+  # (`sturdyRef`) that `Gateway.restore` turns back into this capability;
+  # a session `open` returns answers `save` the same way, its token
+  # restoring a fresh session. Sealing for an owner is not supported.
 
   info @0 () -> (info :GadgetInfo);
 
@@ -488,6 +540,11 @@ struct BlueprintInfo {
   # True for blueprints that ship with the server.
   bindings @5 :List(BindingRequest);
   # The gatekeepers its gadgets ask to be bound to.
+
+  permissions @6 :List(PermissionDef);
+  roles @7 :List(RoleDef);
+  # As the blueprint declares them (Blueprint.permissions and .roles), so
+  # a user sharing a gadget can say what each role may do.
 }
 
 struct BindingRequest {
@@ -531,4 +588,34 @@ struct Blueprint {
 
   bindings @8 :List(BindingRequest);
   # The bindings its gadgets ask for.
+
+  permissions @9 :List(PermissionDef);
+  # The blueprint's own permissions (blueprint.json's "permissions"), which
+  # the guest checks in `Caller.permissions`. At most 32.
+
+  roles @10 :List(RoleDef);
+  # Which of `permissions` the viewer and editor roles bundle
+  # (blueprint.json's "roles"). An owner holds them all; a role holds what
+  # the roles below it hold.
+}
+
+struct PermissionDef {
+  # One permission a blueprint defines for itself (Sandstorm's
+  # PermissionDef).
+
+  name @0 :Text;
+  # What the guest checks: 1 to 32 lower-case letters, digits and dashes,
+  # starting with a letter.
+
+  title @1 :Text;
+  description @2 :Text;
+  # For the people who share the gadget.
+}
+
+struct RoleDef {
+  role @0 :Gadgets.Role;
+  # viewer or editor.
+
+  permissions @1 :List(Text);
+  # Names from Blueprint.permissions.
 }

@@ -7,6 +7,7 @@ import (
 	text "capnproto.org/go/capnp/v3/encoding/text"
 	fc "capnproto.org/go/capnp/v3/flowcontrol"
 	server "capnproto.org/go/capnp/v3/server"
+	persistent "capnproto.org/go/capnp/v3/std/capnp/persistent"
 	stream "capnproto.org/go/capnp/v3/std/capnp/stream"
 	context "context"
 )
@@ -33,6 +34,26 @@ func (c Gateway) Login(ctx context.Context, params func(Gateway_login_Params) er
 
 	ans, release := capnp.Client(c).SendCall(ctx, s)
 	return Gateway_login_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Gateway) Restore(ctx context.Context, params func(Gateway_restore_Params) error) (Gateway_restore_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xa02c395e0dad31ce,
+			MethodID:      1,
+			InterfaceName: "workspace.capnp:Gateway",
+			MethodName:    "restore",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gateway_restore_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Gateway_restore_Results_Future{Future: ans.Future()}, release
 
 }
 
@@ -110,6 +131,8 @@ func (c Gateway) GetFlowLimiter() fc.FlowLimiter {
 // A Gateway_Server is a Gateway with a local implementation.
 type Gateway_Server interface {
 	Login(context.Context, Gateway_login) error
+
+	Restore(context.Context, Gateway_restore) error
 }
 
 // Gateway_NewServer creates a new Server from an implementation of Gateway_Server.
@@ -128,7 +151,7 @@ func Gateway_ServerToClient(s Gateway_Server) Gateway {
 // This can be used to create a more complicated Server.
 func Gateway_Methods(methods []server.Method, s Gateway_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 1)
+		methods = make([]server.Method, 0, 2)
 	}
 
 	methods = append(methods, server.Method{
@@ -140,6 +163,18 @@ func Gateway_Methods(methods []server.Method, s Gateway_Server) []server.Method 
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Login(ctx, Gateway_login{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xa02c395e0dad31ce,
+			MethodID:      1,
+			InterfaceName: "workspace.capnp:Gateway",
+			MethodName:    "restore",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Restore(ctx, Gateway_restore{call})
 		},
 	})
 
@@ -161,6 +196,23 @@ func (c Gateway_login) Args() Gateway_login_Params {
 func (c Gateway_login) AllocResults() (Gateway_login_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 2})
 	return Gateway_login_Results(r), err
+}
+
+// Gateway_restore holds the state for a server call to Gateway.restore.
+// See server.Call for documentation.
+type Gateway_restore struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Gateway_restore) Args() Gateway_restore_Params {
+	return Gateway_restore_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Gateway_restore) AllocResults() (Gateway_restore_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gateway_restore_Results(r), err
 }
 
 // Gateway_List is a list of Gateway.
@@ -365,6 +417,173 @@ func (p Gateway_login_Results_Future) Workspace() Workspace {
 
 func (p Gateway_login_Results_Future) User() UserInfo_Future {
 	return UserInfo_Future{Future: p.Future.Field(1, nil)}
+}
+
+type Gateway_restore_Params capnp.Struct
+
+// Gateway_restore_Params_TypeID is the unique identifier for the type Gateway_restore_Params.
+const Gateway_restore_Params_TypeID = 0x8de082b3afd042f0
+
+func NewGateway_restore_Params(s *capnp.Segment) (Gateway_restore_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gateway_restore_Params(st), err
+}
+
+func NewRootGateway_restore_Params(s *capnp.Segment) (Gateway_restore_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gateway_restore_Params(st), err
+}
+
+func ReadRootGateway_restore_Params(msg *capnp.Message) (Gateway_restore_Params, error) {
+	root, err := msg.Root()
+	return Gateway_restore_Params(root.Struct()), err
+}
+
+func (s Gateway_restore_Params) String() string {
+	str, _ := text.Marshal(0x8de082b3afd042f0, capnp.Struct(s))
+	return str
+}
+
+func (s Gateway_restore_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gateway_restore_Params) DecodeFromPtr(p capnp.Ptr) Gateway_restore_Params {
+	return Gateway_restore_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gateway_restore_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gateway_restore_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gateway_restore_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gateway_restore_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gateway_restore_Params) Token() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Gateway_restore_Params) HasToken() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gateway_restore_Params) TokenBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Gateway_restore_Params) SetToken(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Gateway_restore_Params_List is a list of Gateway_restore_Params.
+type Gateway_restore_Params_List = capnp.StructList[Gateway_restore_Params]
+
+// NewGateway_restore_Params creates a new list of Gateway_restore_Params.
+func NewGateway_restore_Params_List(s *capnp.Segment, sz int32) (Gateway_restore_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Gateway_restore_Params](l), err
+}
+
+// Gateway_restore_Params_Future is a wrapper for a Gateway_restore_Params promised by a client call.
+type Gateway_restore_Params_Future struct{ *capnp.Future }
+
+func (f Gateway_restore_Params_Future) Struct() (Gateway_restore_Params, error) {
+	p, err := f.Future.Ptr()
+	return Gateway_restore_Params(p.Struct()), err
+}
+
+type Gateway_restore_Results capnp.Struct
+
+// Gateway_restore_Results_TypeID is the unique identifier for the type Gateway_restore_Results.
+const Gateway_restore_Results_TypeID = 0xf8f3ac9ccf9bb9af
+
+func NewGateway_restore_Results(s *capnp.Segment) (Gateway_restore_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gateway_restore_Results(st), err
+}
+
+func NewRootGateway_restore_Results(s *capnp.Segment) (Gateway_restore_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Gateway_restore_Results(st), err
+}
+
+func ReadRootGateway_restore_Results(msg *capnp.Message) (Gateway_restore_Results, error) {
+	root, err := msg.Root()
+	return Gateway_restore_Results(root.Struct()), err
+}
+
+func (s Gateway_restore_Results) String() string {
+	str, _ := text.Marshal(0xf8f3ac9ccf9bb9af, capnp.Struct(s))
+	return str
+}
+
+func (s Gateway_restore_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Gateway_restore_Results) DecodeFromPtr(p capnp.Ptr) Gateway_restore_Results {
+	return Gateway_restore_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Gateway_restore_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Gateway_restore_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Gateway_restore_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Gateway_restore_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Gateway_restore_Results) Cap() capnp.Client {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return p.Interface().Client()
+}
+
+func (s Gateway_restore_Results) HasCap() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Gateway_restore_Results) SetCap(c capnp.Client) error {
+	if !c.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(c))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Gateway_restore_Results_List is a list of Gateway_restore_Results.
+type Gateway_restore_Results_List = capnp.StructList[Gateway_restore_Results]
+
+// NewGateway_restore_Results creates a new list of Gateway_restore_Results.
+func NewGateway_restore_Results_List(s *capnp.Segment, sz int32) (Gateway_restore_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Gateway_restore_Results](l), err
+}
+
+// Gateway_restore_Results_Future is a wrapper for a Gateway_restore_Results promised by a client call.
+type Gateway_restore_Results_Future struct{ *capnp.Future }
+
+func (f Gateway_restore_Results_Future) Struct() (Gateway_restore_Results, error) {
+	p, err := f.Future.Ptr()
+	return Gateway_restore_Results(p.Struct()), err
+}
+func (p Gateway_restore_Results_Future) Cap() capnp.Client {
+	return p.Future.Field(0, nil).Client()
 }
 
 type UserInfo capnp.Struct
@@ -812,6 +1031,46 @@ func (c Workspace) Redeem(ctx context.Context, params func(Workspace_redeem_Para
 
 }
 
+func (c Workspace) Saved(ctx context.Context, params func(Workspace_saved_Params) error) (Workspace_saved_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      17,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "saved",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_saved_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_saved_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Workspace) DropSaved(ctx context.Context, params func(Workspace_dropSaved_Params) error) (Workspace_dropSaved_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      18,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "dropSaved",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_dropSaved_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Workspace_dropSaved_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Workspace) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -918,6 +1177,10 @@ type Workspace_Server interface {
 	WatchActions(context.Context, Workspace_watchActions) error
 
 	Redeem(context.Context, Workspace_redeem) error
+
+	Saved(context.Context, Workspace_saved) error
+
+	DropSaved(context.Context, Workspace_dropSaved) error
 }
 
 // Workspace_NewServer creates a new Server from an implementation of Workspace_Server.
@@ -936,7 +1199,7 @@ func Workspace_ServerToClient(s Workspace_Server) Workspace {
 // This can be used to create a more complicated Server.
 func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 17)
+		methods = make([]server.Method, 0, 19)
 	}
 
 	methods = append(methods, server.Method{
@@ -1140,6 +1403,30 @@ func Workspace_Methods(methods []server.Method, s Workspace_Server) []server.Met
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Redeem(ctx, Workspace_redeem{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      17,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "saved",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Saved(ctx, Workspace_saved{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      18,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "dropSaved",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.DropSaved(ctx, Workspace_dropSaved{call})
 		},
 	})
 
@@ -1433,6 +1720,40 @@ func (c Workspace_redeem) Args() Workspace_redeem_Params {
 func (c Workspace_redeem) AllocResults() (Workspace_redeem_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 2})
 	return Workspace_redeem_Results(r), err
+}
+
+// Workspace_saved holds the state for a server call to Workspace.saved.
+// See server.Call for documentation.
+type Workspace_saved struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_saved) Args() Workspace_saved_Params {
+	return Workspace_saved_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_saved) AllocResults() (Workspace_saved_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_saved_Results(r), err
+}
+
+// Workspace_dropSaved holds the state for a server call to Workspace.dropSaved.
+// See server.Call for documentation.
+type Workspace_dropSaved struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Workspace_dropSaved) Args() Workspace_dropSaved_Params {
+	return Workspace_dropSaved_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Workspace_dropSaved) AllocResults() (Workspace_dropSaved_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_dropSaved_Results(r), err
 }
 
 // Workspace_List is a list of Workspace.
@@ -4367,6 +4688,474 @@ func (p Workspace_redeem_Results_Future) Info() GadgetInfo_Future {
 	return GadgetInfo_Future{Future: p.Future.Field(1, nil)}
 }
 
+type Workspace_saved_Params capnp.Struct
+
+// Workspace_saved_Params_TypeID is the unique identifier for the type Workspace_saved_Params.
+const Workspace_saved_Params_TypeID = 0x9b6d1c4c3ea62cd0
+
+func NewWorkspace_saved_Params(s *capnp.Segment) (Workspace_saved_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_saved_Params(st), err
+}
+
+func NewRootWorkspace_saved_Params(s *capnp.Segment) (Workspace_saved_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_saved_Params(st), err
+}
+
+func ReadRootWorkspace_saved_Params(msg *capnp.Message) (Workspace_saved_Params, error) {
+	root, err := msg.Root()
+	return Workspace_saved_Params(root.Struct()), err
+}
+
+func (s Workspace_saved_Params) String() string {
+	str, _ := text.Marshal(0x9b6d1c4c3ea62cd0, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_saved_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_saved_Params) DecodeFromPtr(p capnp.Ptr) Workspace_saved_Params {
+	return Workspace_saved_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_saved_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_saved_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_saved_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_saved_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Workspace_saved_Params_List is a list of Workspace_saved_Params.
+type Workspace_saved_Params_List = capnp.StructList[Workspace_saved_Params]
+
+// NewWorkspace_saved_Params creates a new list of Workspace_saved_Params.
+func NewWorkspace_saved_Params_List(s *capnp.Segment, sz int32) (Workspace_saved_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Workspace_saved_Params](l), err
+}
+
+// Workspace_saved_Params_Future is a wrapper for a Workspace_saved_Params promised by a client call.
+type Workspace_saved_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_saved_Params_Future) Struct() (Workspace_saved_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_saved_Params(p.Struct()), err
+}
+
+type Workspace_saved_Results capnp.Struct
+
+// Workspace_saved_Results_TypeID is the unique identifier for the type Workspace_saved_Results.
+const Workspace_saved_Results_TypeID = 0x8289e98683869e32
+
+func NewWorkspace_saved_Results(s *capnp.Segment) (Workspace_saved_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_saved_Results(st), err
+}
+
+func NewRootWorkspace_saved_Results(s *capnp.Segment) (Workspace_saved_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_saved_Results(st), err
+}
+
+func ReadRootWorkspace_saved_Results(msg *capnp.Message) (Workspace_saved_Results, error) {
+	root, err := msg.Root()
+	return Workspace_saved_Results(root.Struct()), err
+}
+
+func (s Workspace_saved_Results) String() string {
+	str, _ := text.Marshal(0x8289e98683869e32, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_saved_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_saved_Results) DecodeFromPtr(p capnp.Ptr) Workspace_saved_Results {
+	return Workspace_saved_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_saved_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_saved_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_saved_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_saved_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_saved_Results) Saved() (SavedInfo_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return SavedInfo_List(p.List()), err
+}
+
+func (s Workspace_saved_Results) HasSaved() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_saved_Results) SetSaved(v SavedInfo_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewSaved sets the saved field to a newly
+// allocated SavedInfo_List, preferring placement in s's segment.
+func (s Workspace_saved_Results) NewSaved(n int32) (SavedInfo_List, error) {
+	l, err := NewSavedInfo_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return SavedInfo_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Workspace_saved_Results_List is a list of Workspace_saved_Results.
+type Workspace_saved_Results_List = capnp.StructList[Workspace_saved_Results]
+
+// NewWorkspace_saved_Results creates a new list of Workspace_saved_Results.
+func NewWorkspace_saved_Results_List(s *capnp.Segment, sz int32) (Workspace_saved_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_saved_Results](l), err
+}
+
+// Workspace_saved_Results_Future is a wrapper for a Workspace_saved_Results promised by a client call.
+type Workspace_saved_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_saved_Results_Future) Struct() (Workspace_saved_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_saved_Results(p.Struct()), err
+}
+
+type Workspace_dropSaved_Params capnp.Struct
+
+// Workspace_dropSaved_Params_TypeID is the unique identifier for the type Workspace_dropSaved_Params.
+const Workspace_dropSaved_Params_TypeID = 0xade59244720da952
+
+func NewWorkspace_dropSaved_Params(s *capnp.Segment) (Workspace_dropSaved_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_dropSaved_Params(st), err
+}
+
+func NewRootWorkspace_dropSaved_Params(s *capnp.Segment) (Workspace_dropSaved_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Workspace_dropSaved_Params(st), err
+}
+
+func ReadRootWorkspace_dropSaved_Params(msg *capnp.Message) (Workspace_dropSaved_Params, error) {
+	root, err := msg.Root()
+	return Workspace_dropSaved_Params(root.Struct()), err
+}
+
+func (s Workspace_dropSaved_Params) String() string {
+	str, _ := text.Marshal(0xade59244720da952, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_dropSaved_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_dropSaved_Params) DecodeFromPtr(p capnp.Ptr) Workspace_dropSaved_Params {
+	return Workspace_dropSaved_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_dropSaved_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_dropSaved_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_dropSaved_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_dropSaved_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Workspace_dropSaved_Params) Id() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Workspace_dropSaved_Params) HasId() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_dropSaved_Params) IdBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Workspace_dropSaved_Params) SetId(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Workspace_dropSaved_Params_List is a list of Workspace_dropSaved_Params.
+type Workspace_dropSaved_Params_List = capnp.StructList[Workspace_dropSaved_Params]
+
+// NewWorkspace_dropSaved_Params creates a new list of Workspace_dropSaved_Params.
+func NewWorkspace_dropSaved_Params_List(s *capnp.Segment, sz int32) (Workspace_dropSaved_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Workspace_dropSaved_Params](l), err
+}
+
+// Workspace_dropSaved_Params_Future is a wrapper for a Workspace_dropSaved_Params promised by a client call.
+type Workspace_dropSaved_Params_Future struct{ *capnp.Future }
+
+func (f Workspace_dropSaved_Params_Future) Struct() (Workspace_dropSaved_Params, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_dropSaved_Params(p.Struct()), err
+}
+
+type Workspace_dropSaved_Results capnp.Struct
+
+// Workspace_dropSaved_Results_TypeID is the unique identifier for the type Workspace_dropSaved_Results.
+const Workspace_dropSaved_Results_TypeID = 0xe6a2bf4cf3a8e4c8
+
+func NewWorkspace_dropSaved_Results(s *capnp.Segment) (Workspace_dropSaved_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_dropSaved_Results(st), err
+}
+
+func NewRootWorkspace_dropSaved_Results(s *capnp.Segment) (Workspace_dropSaved_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Workspace_dropSaved_Results(st), err
+}
+
+func ReadRootWorkspace_dropSaved_Results(msg *capnp.Message) (Workspace_dropSaved_Results, error) {
+	root, err := msg.Root()
+	return Workspace_dropSaved_Results(root.Struct()), err
+}
+
+func (s Workspace_dropSaved_Results) String() string {
+	str, _ := text.Marshal(0xe6a2bf4cf3a8e4c8, capnp.Struct(s))
+	return str
+}
+
+func (s Workspace_dropSaved_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Workspace_dropSaved_Results) DecodeFromPtr(p capnp.Ptr) Workspace_dropSaved_Results {
+	return Workspace_dropSaved_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Workspace_dropSaved_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Workspace_dropSaved_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Workspace_dropSaved_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Workspace_dropSaved_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Workspace_dropSaved_Results_List is a list of Workspace_dropSaved_Results.
+type Workspace_dropSaved_Results_List = capnp.StructList[Workspace_dropSaved_Results]
+
+// NewWorkspace_dropSaved_Results creates a new list of Workspace_dropSaved_Results.
+func NewWorkspace_dropSaved_Results_List(s *capnp.Segment, sz int32) (Workspace_dropSaved_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Workspace_dropSaved_Results](l), err
+}
+
+// Workspace_dropSaved_Results_Future is a wrapper for a Workspace_dropSaved_Results promised by a client call.
+type Workspace_dropSaved_Results_Future struct{ *capnp.Future }
+
+func (f Workspace_dropSaved_Results_Future) Struct() (Workspace_dropSaved_Results, error) {
+	p, err := f.Future.Ptr()
+	return Workspace_dropSaved_Results(p.Struct()), err
+}
+
+type SavedInfo capnp.Struct
+
+// SavedInfo_TypeID is the unique identifier for the type SavedInfo.
+const SavedInfo_TypeID = 0xbfc13901e08edf8a
+
+func NewSavedInfo(s *capnp.Segment) (SavedInfo, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 2})
+	return SavedInfo(st), err
+}
+
+func NewRootSavedInfo(s *capnp.Segment) (SavedInfo, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 2})
+	return SavedInfo(st), err
+}
+
+func ReadRootSavedInfo(msg *capnp.Message) (SavedInfo, error) {
+	root, err := msg.Root()
+	return SavedInfo(root.Struct()), err
+}
+
+func (s SavedInfo) String() string {
+	str, _ := text.Marshal(0xbfc13901e08edf8a, capnp.Struct(s))
+	return str
+}
+
+func (s SavedInfo) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (SavedInfo) DecodeFromPtr(p capnp.Ptr) SavedInfo {
+	return SavedInfo(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s SavedInfo) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s SavedInfo) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s SavedInfo) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s SavedInfo) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s SavedInfo) Id() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s SavedInfo) HasId() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s SavedInfo) IdBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s SavedInfo) SetId(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s SavedInfo) Gadget() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s SavedInfo) HasGadget() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s SavedInfo) GadgetBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s SavedInfo) SetGadget(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s SavedInfo) Kind() SavedKind {
+	return SavedKind(capnp.Struct(s).Uint16(0))
+}
+
+func (s SavedInfo) SetKind(v SavedKind) {
+	capnp.Struct(s).SetUint16(0, uint16(v))
+}
+
+func (s SavedInfo) Role() Role {
+	return Role(capnp.Struct(s).Uint16(2))
+}
+
+func (s SavedInfo) SetRole(v Role) {
+	capnp.Struct(s).SetUint16(2, uint16(v))
+}
+
+func (s SavedInfo) CreatedAt() int64 {
+	return int64(capnp.Struct(s).Uint64(8))
+}
+
+func (s SavedInfo) SetCreatedAt(v int64) {
+	capnp.Struct(s).SetUint64(8, uint64(v))
+}
+
+// SavedInfo_List is a list of SavedInfo.
+type SavedInfo_List = capnp.StructList[SavedInfo]
+
+// NewSavedInfo creates a new list of SavedInfo.
+func NewSavedInfo_List(s *capnp.Segment, sz int32) (SavedInfo_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 16, PointerCount: 2}, sz)
+	return capnp.StructList[SavedInfo](l), err
+}
+
+// SavedInfo_Future is a wrapper for a SavedInfo promised by a client call.
+type SavedInfo_Future struct{ *capnp.Future }
+
+func (f SavedInfo_Future) Struct() (SavedInfo, error) {
+	p, err := f.Future.Ptr()
+	return SavedInfo(p.Struct()), err
+}
+
+type SavedKind uint16
+
+// SavedKind_TypeID is the unique identifier for the type SavedKind.
+const SavedKind_TypeID = 0xcf0ae4476df14e85
+
+// Values of SavedKind.
+const (
+	SavedKind_gadget  SavedKind = 0
+	SavedKind_session SavedKind = 1
+)
+
+// String returns the enum's constant name.
+func (c SavedKind) String() string {
+	switch c {
+	case SavedKind_gadget:
+		return "gadget"
+	case SavedKind_session:
+		return "session"
+
+	default:
+		return ""
+	}
+}
+
+// SavedKindFromString returns the enum value with a name,
+// or the zero value if there's no such value.
+func SavedKindFromString(c string) SavedKind {
+	switch c {
+	case "gadget":
+		return SavedKind_gadget
+	case "session":
+		return SavedKind_session
+
+	default:
+		return 0
+	}
+}
+
+type SavedKind_List = capnp.EnumList[SavedKind]
+
+func NewSavedKind_List(s *capnp.Segment, sz int32) (SavedKind_List, error) {
+	return capnp.NewEnumList[SavedKind](s, sz)
+}
+
 type ServiceInfo capnp.Struct
 
 // ServiceInfo_TypeID is the unique identifier for the type ServiceInfo.
@@ -7163,6 +7952,26 @@ func (c Gadget) RevokeLink(ctx context.Context, params func(Gadget_revokeLink_Pa
 
 }
 
+func (c Gadget) Save(ctx context.Context, params func(persistent.Persistent_SaveParams) error) (persistent.Persistent_SaveResults_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc8cb212fcd9f5691,
+			MethodID:      0,
+			InterfaceName: "capnp/persistent.capnp:Persistent",
+			MethodName:    "save",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(persistent.Persistent_SaveParams(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return persistent.Persistent_SaveResults_Future{Future: ans.Future()}, release
+
+}
+
 func (c Gadget) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -7269,6 +8078,8 @@ type Gadget_Server interface {
 	Links(context.Context, Gadget_links) error
 
 	RevokeLink(context.Context, Gadget_revokeLink) error
+
+	Save(context.Context, persistent.Persistent_save) error
 }
 
 // Gadget_NewServer creates a new Server from an implementation of Gadget_Server.
@@ -7287,7 +8098,7 @@ func Gadget_ServerToClient(s Gadget_Server) Gadget {
 // This can be used to create a more complicated Server.
 func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 17)
+		methods = make([]server.Method, 0, 18)
 	}
 
 	methods = append(methods, server.Method{
@@ -7491,6 +8302,18 @@ func Gadget_Methods(methods []server.Method, s Gadget_Server) []server.Method {
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.RevokeLink(ctx, Gadget_revokeLink{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xc8cb212fcd9f5691,
+			MethodID:      0,
+			InterfaceName: "capnp/persistent.capnp:Persistent",
+			MethodName:    "save",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Save(ctx, persistent.Persistent_save{Call: call})
 		},
 	})
 
@@ -11238,12 +12061,12 @@ type BlueprintInfo capnp.Struct
 const BlueprintInfo_TypeID = 0xaf1513bffaee87c4
 
 func NewBlueprintInfo(s *capnp.Segment) (BlueprintInfo, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 4})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 6})
 	return BlueprintInfo(st), err
 }
 
 func NewRootBlueprintInfo(s *capnp.Segment) (BlueprintInfo, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 4})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 16, PointerCount: 6})
 	return BlueprintInfo(st), err
 }
 
@@ -11372,13 +12195,59 @@ func (s BlueprintInfo) NewBindings(n int32) (BindingRequest_List, error) {
 	err = capnp.Struct(s).SetPtr(3, l.ToPtr())
 	return l, err
 }
+func (s BlueprintInfo) Permissions() (PermissionDef_List, error) {
+	p, err := capnp.Struct(s).Ptr(4)
+	return PermissionDef_List(p.List()), err
+}
+
+func (s BlueprintInfo) HasPermissions() bool {
+	return capnp.Struct(s).HasPtr(4)
+}
+
+func (s BlueprintInfo) SetPermissions(v PermissionDef_List) error {
+	return capnp.Struct(s).SetPtr(4, v.ToPtr())
+}
+
+// NewPermissions sets the permissions field to a newly
+// allocated PermissionDef_List, preferring placement in s's segment.
+func (s BlueprintInfo) NewPermissions(n int32) (PermissionDef_List, error) {
+	l, err := NewPermissionDef_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return PermissionDef_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(4, l.ToPtr())
+	return l, err
+}
+func (s BlueprintInfo) Roles() (RoleDef_List, error) {
+	p, err := capnp.Struct(s).Ptr(5)
+	return RoleDef_List(p.List()), err
+}
+
+func (s BlueprintInfo) HasRoles() bool {
+	return capnp.Struct(s).HasPtr(5)
+}
+
+func (s BlueprintInfo) SetRoles(v RoleDef_List) error {
+	return capnp.Struct(s).SetPtr(5, v.ToPtr())
+}
+
+// NewRoles sets the roles field to a newly
+// allocated RoleDef_List, preferring placement in s's segment.
+func (s BlueprintInfo) NewRoles(n int32) (RoleDef_List, error) {
+	l, err := NewRoleDef_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return RoleDef_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(5, l.ToPtr())
+	return l, err
+}
 
 // BlueprintInfo_List is a list of BlueprintInfo.
 type BlueprintInfo_List = capnp.StructList[BlueprintInfo]
 
 // NewBlueprintInfo creates a new list of BlueprintInfo.
 func NewBlueprintInfo_List(s *capnp.Segment, sz int32) (BlueprintInfo_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 16, PointerCount: 4}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 16, PointerCount: 6}, sz)
 	return capnp.StructList[BlueprintInfo](l), err
 }
 
@@ -11514,12 +12383,12 @@ type Blueprint capnp.Struct
 const Blueprint_TypeID = 0xd8239a496365a923
 
 func NewBlueprint(s *capnp.Segment) (Blueprint, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 8})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 10})
 	return Blueprint(st), err
 }
 
 func NewRootBlueprint(s *capnp.Segment) (Blueprint, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 8})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 10})
 	return Blueprint(st), err
 }
 
@@ -11702,13 +12571,59 @@ func (s Blueprint) NewBindings(n int32) (BindingRequest_List, error) {
 	err = capnp.Struct(s).SetPtr(7, l.ToPtr())
 	return l, err
 }
+func (s Blueprint) Permissions() (PermissionDef_List, error) {
+	p, err := capnp.Struct(s).Ptr(8)
+	return PermissionDef_List(p.List()), err
+}
+
+func (s Blueprint) HasPermissions() bool {
+	return capnp.Struct(s).HasPtr(8)
+}
+
+func (s Blueprint) SetPermissions(v PermissionDef_List) error {
+	return capnp.Struct(s).SetPtr(8, v.ToPtr())
+}
+
+// NewPermissions sets the permissions field to a newly
+// allocated PermissionDef_List, preferring placement in s's segment.
+func (s Blueprint) NewPermissions(n int32) (PermissionDef_List, error) {
+	l, err := NewPermissionDef_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return PermissionDef_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(8, l.ToPtr())
+	return l, err
+}
+func (s Blueprint) Roles() (RoleDef_List, error) {
+	p, err := capnp.Struct(s).Ptr(9)
+	return RoleDef_List(p.List()), err
+}
+
+func (s Blueprint) HasRoles() bool {
+	return capnp.Struct(s).HasPtr(9)
+}
+
+func (s Blueprint) SetRoles(v RoleDef_List) error {
+	return capnp.Struct(s).SetPtr(9, v.ToPtr())
+}
+
+// NewRoles sets the roles field to a newly
+// allocated RoleDef_List, preferring placement in s's segment.
+func (s Blueprint) NewRoles(n int32) (RoleDef_List, error) {
+	l, err := NewRoleDef_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return RoleDef_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(9, l.ToPtr())
+	return l, err
+}
 
 // Blueprint_List is a list of Blueprint.
 type Blueprint_List = capnp.StructList[Blueprint]
 
 // NewBlueprint creates a new list of Blueprint.
 func NewBlueprint_List(s *capnp.Segment, sz int32) (Blueprint_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 8}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 10}, sz)
 	return capnp.StructList[Blueprint](l), err
 }
 
@@ -11718,4 +12633,218 @@ type Blueprint_Future struct{ *capnp.Future }
 func (f Blueprint_Future) Struct() (Blueprint, error) {
 	p, err := f.Future.Ptr()
 	return Blueprint(p.Struct()), err
+}
+
+type PermissionDef capnp.Struct
+
+// PermissionDef_TypeID is the unique identifier for the type PermissionDef.
+const PermissionDef_TypeID = 0xaf0242b84a7f07ad
+
+func NewPermissionDef(s *capnp.Segment) (PermissionDef, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 3})
+	return PermissionDef(st), err
+}
+
+func NewRootPermissionDef(s *capnp.Segment) (PermissionDef, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 3})
+	return PermissionDef(st), err
+}
+
+func ReadRootPermissionDef(msg *capnp.Message) (PermissionDef, error) {
+	root, err := msg.Root()
+	return PermissionDef(root.Struct()), err
+}
+
+func (s PermissionDef) String() string {
+	str, _ := text.Marshal(0xaf0242b84a7f07ad, capnp.Struct(s))
+	return str
+}
+
+func (s PermissionDef) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (PermissionDef) DecodeFromPtr(p capnp.Ptr) PermissionDef {
+	return PermissionDef(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s PermissionDef) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s PermissionDef) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s PermissionDef) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s PermissionDef) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s PermissionDef) Name() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s PermissionDef) HasName() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s PermissionDef) NameBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s PermissionDef) SetName(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s PermissionDef) Title() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s PermissionDef) HasTitle() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s PermissionDef) TitleBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s PermissionDef) SetTitle(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s PermissionDef) Description() (string, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.Text(), err
+}
+
+func (s PermissionDef) HasDescription() bool {
+	return capnp.Struct(s).HasPtr(2)
+}
+
+func (s PermissionDef) DescriptionBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(2)
+	return p.TextBytes(), err
+}
+
+func (s PermissionDef) SetDescription(v string) error {
+	return capnp.Struct(s).SetText(2, v)
+}
+
+// PermissionDef_List is a list of PermissionDef.
+type PermissionDef_List = capnp.StructList[PermissionDef]
+
+// NewPermissionDef creates a new list of PermissionDef.
+func NewPermissionDef_List(s *capnp.Segment, sz int32) (PermissionDef_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 3}, sz)
+	return capnp.StructList[PermissionDef](l), err
+}
+
+// PermissionDef_Future is a wrapper for a PermissionDef promised by a client call.
+type PermissionDef_Future struct{ *capnp.Future }
+
+func (f PermissionDef_Future) Struct() (PermissionDef, error) {
+	p, err := f.Future.Ptr()
+	return PermissionDef(p.Struct()), err
+}
+
+type RoleDef capnp.Struct
+
+// RoleDef_TypeID is the unique identifier for the type RoleDef.
+const RoleDef_TypeID = 0xd318c0b6a1028948
+
+func NewRoleDef(s *capnp.Segment) (RoleDef, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return RoleDef(st), err
+}
+
+func NewRootRoleDef(s *capnp.Segment) (RoleDef, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
+	return RoleDef(st), err
+}
+
+func ReadRootRoleDef(msg *capnp.Message) (RoleDef, error) {
+	root, err := msg.Root()
+	return RoleDef(root.Struct()), err
+}
+
+func (s RoleDef) String() string {
+	str, _ := text.Marshal(0xd318c0b6a1028948, capnp.Struct(s))
+	return str
+}
+
+func (s RoleDef) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (RoleDef) DecodeFromPtr(p capnp.Ptr) RoleDef {
+	return RoleDef(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s RoleDef) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s RoleDef) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s RoleDef) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s RoleDef) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s RoleDef) Role() Role {
+	return Role(capnp.Struct(s).Uint16(0))
+}
+
+func (s RoleDef) SetRole(v Role) {
+	capnp.Struct(s).SetUint16(0, uint16(v))
+}
+
+func (s RoleDef) Permissions() (capnp.TextList, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return capnp.TextList(p.List()), err
+}
+
+func (s RoleDef) HasPermissions() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s RoleDef) SetPermissions(v capnp.TextList) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewPermissions sets the permissions field to a newly
+// allocated capnp.TextList, preferring placement in s's segment.
+func (s RoleDef) NewPermissions(n int32) (capnp.TextList, error) {
+	l, err := capnp.NewTextList(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return capnp.TextList{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// RoleDef_List is a list of RoleDef.
+type RoleDef_List = capnp.StructList[RoleDef]
+
+// NewRoleDef creates a new list of RoleDef.
+func NewRoleDef_List(s *capnp.Segment, sz int32) (RoleDef_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1}, sz)
+	return capnp.StructList[RoleDef](l), err
+}
+
+// RoleDef_Future is a wrapper for a RoleDef promised by a client call.
+type RoleDef_Future struct{ *capnp.Future }
+
+func (f RoleDef_Future) Struct() (RoleDef, error) {
+	p, err := f.Future.Ptr()
+	return RoleDef(p.Struct()), err
 }

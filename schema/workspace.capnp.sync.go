@@ -429,6 +429,26 @@ func (c Gateway) LoginSync(ctx context.Context, params func(Gateway_login_Params
 	return Gateway_login_Results(res), release, err
 }
 
+// RestoreSync calls restore and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Gateway) RestoreSync(ctx context.Context, params func(Gateway_restore_Params) error) (Gateway_restore_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xa02c395e0dad31ce,
+			MethodID:      1,
+			InterfaceName: "workspace.capnp:Gateway",
+			MethodName:    "restore",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Gateway_restore_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Gateway_restore_Results(res), release, err
+}
+
 // BlueprintsSync calls blueprints and waits for its results, which stay valid until
 // release is called. On a host capability in a gadget the call skips
 // go-capnp's client path (guest/callsync).
@@ -767,4 +787,44 @@ func (c Workspace) RedeemSync(ctx context.Context, params func(Workspace_redeem_
 	}
 	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
 	return Workspace_redeem_Results(res), release, err
+}
+
+// SavedSync calls saved and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Workspace) SavedSync(ctx context.Context, params func(Workspace_saved_Params) error) (Workspace_saved_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      17,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "saved",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_saved_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Workspace_saved_Results(res), release, err
+}
+
+// DropSavedSync calls dropSaved and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Workspace) DropSavedSync(ctx context.Context, params func(Workspace_dropSaved_Params) error) (Workspace_dropSaved_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xc3d2836d4f4597ae,
+			MethodID:      18,
+			InterfaceName: "workspace.capnp:Workspace",
+			MethodName:    "dropSaved",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_dropSaved_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Workspace_dropSaved_Results(res), release, err
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"capnproto.org/go/capnp/v3"
+
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
@@ -42,4 +44,8 @@ func (sc *sessionContext) Caller(ctx context.Context, call schema.SessionContext
 		return err
 	}
 	return sc.g.fillCaller(ctx, caller, a)
+}
+
+func (sc *sessionContext) Present(ctx context.Context, call schema.SessionContext_present) error {
+	return capnp.Unimplemented("present is not implemented yet")
 }

@@ -142,6 +142,10 @@ func (sc sessionContext) Caller(ctx context.Context, call schema.SessionContext_
 	return sc.caller.fill(dst)
 }
 
+func (sc sessionContext) Present(ctx context.Context, call schema.SessionContext_present) error {
+	return capnp.Unimplemented("present is not implemented yet")
+}
+
 // Restart closes the gadget and starts it again on the same storage: a
 // fresh instance, as gadgetd starts one after stopping an idle gadget or
 // after a server restart, so a test can check that what must last is in

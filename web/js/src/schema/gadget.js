@@ -272,6 +272,54 @@ class SessionContext_Caller$Results$Promise {
     return await this.pipeline.struct();
   }
 }
+class SessionContext_Present$Params extends $.Struct {
+  static _capnp = {
+    displayName: "present$Params",
+    id: "9a12705e5ca0702c",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "SessionContext_Present$Params_" + super.toString();
+  }
+}
+class SessionContext_Present$Results extends $.Struct {
+  static _capnp = {
+    displayName: "present$Results",
+    id: "93b1592e8f9a14e0",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Present;
+  _adoptPresent(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownPresent() {
+    return $.utils.disown(this.present);
+  }
+  get present() {
+    return $.utils.getList(0, SessionContext_Present$Results._Present, this);
+  }
+  _hasPresent() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initPresent(length) {
+    return $.utils.initList(0, SessionContext_Present$Results._Present, length, this);
+  }
+  set present(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "SessionContext_Present$Results_" + super.toString();
+  }
+}
+class SessionContext_Present$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
 class SessionContext$Client {
   client;
   static interfaceId = 0xa315464f654b1e3cn;
@@ -286,6 +334,14 @@ class SessionContext$Client {
       methodId: 0,
       interfaceName: "gadget.capnp:SessionContext",
       methodName: "caller"
+    },
+    {
+      ParamsClass: SessionContext_Present$Params,
+      ResultsClass: SessionContext_Present$Results,
+      interfaceId: SessionContext$Client.interfaceId,
+      methodId: 1,
+      interfaceName: "gadget.capnp:SessionContext",
+      methodName: "present"
     }
   ];
   /**
@@ -305,6 +361,22 @@ class SessionContext$Client {
     const pipeline = new $.Pipeline(SessionContext_Caller$Results, answer);
     return new SessionContext_Caller$Results$Promise(pipeline);
   }
+  /**
+  * Who has a session open on this gadget now, the session's own caller
+  * included: one entry per user (their highest role among their
+  * sessions), ordered by when that user's oldest open session began, each
+  * as this gadget knows them (Caller.userId is the same pseudonym that
+  * user's own sessions see). Guarded as `caller` is.
+  *
+  */
+  present(paramsFunc) {
+    const answer = this.client.call({
+      method: SessionContext$Client.methods[1],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(SessionContext_Present$Results, answer);
+    return new SessionContext_Present$Results$Promise(pipeline);
+  }
 }
 $.Registry.register(SessionContext$Client.interfaceId, SessionContext$Client);
 class SessionContext$Server extends $.Server {
@@ -314,6 +386,10 @@ class SessionContext$Server extends $.Server {
       {
         ...SessionContext$Client.methods[0],
         impl: target.caller
+      },
+      {
+        ...SessionContext$Client.methods[1],
+        impl: target.present
       }
     ]);
     this.target = target;
@@ -957,6 +1033,7 @@ class Storage extends $.Interface {
     return "Storage_" + super.toString();
   }
 }
+SessionContext_Present$Results._Present = $.CompositeList(Caller);
 Storage_List$Results._Entries = $.CompositeList(Storage_Entry);
 export {
   Caller,
@@ -986,6 +1063,9 @@ export {
   SessionContext_Caller$Params,
   SessionContext_Caller$Results,
   SessionContext_Caller$Results$Promise,
+  SessionContext_Present$Params,
+  SessionContext_Present$Results,
+  SessionContext_Present$Results$Promise,
   Storage,
   Storage$Client,
   Storage$Server,

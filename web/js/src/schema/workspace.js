@@ -62,6 +62,56 @@ class Gateway_Login$Results$Promise {
     return await this.pipeline.struct();
   }
 }
+class Gateway_Restore$Params extends $.Struct {
+  static _capnp = {
+    displayName: "restore$Params",
+    id: "8de082b3afd042f0",
+    size: new $.ObjectSize(0, 1)
+  };
+  get token() {
+    return $.utils.getText(0, this);
+  }
+  set token(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Gateway_Restore$Params_" + super.toString();
+  }
+}
+class Gateway_Restore$Results extends $.Struct {
+  static _capnp = {
+    displayName: "restore$Results",
+    id: "f8f3ac9ccf9bb9af",
+    size: new $.ObjectSize(0, 1)
+  };
+  _adoptCap(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownCap() {
+    return $.utils.disown(this.cap);
+  }
+  get cap() {
+    return $.utils.getPointer(0, this);
+  }
+  _hasCap() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  set cap(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Gateway_Restore$Results_" + super.toString();
+  }
+}
+class Gateway_Restore$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
 class Gateway$Client {
   client;
   static interfaceId = 0xa02c395e0dad31cen;
@@ -76,6 +126,14 @@ class Gateway$Client {
       methodId: 0,
       interfaceName: "workspace.capnp:Gateway",
       methodName: "login"
+    },
+    {
+      ParamsClass: Gateway_Restore$Params,
+      ResultsClass: Gateway_Restore$Results,
+      interfaceId: Gateway$Client.interfaceId,
+      methodId: 1,
+      interfaceName: "workspace.capnp:Gateway",
+      methodName: "restore"
     }
   ];
   /**
@@ -92,6 +150,27 @@ class Gateway$Client {
     const pipeline = new $.Pipeline(Gateway_Login$Results, answer);
     return new Gateway_Login$Results$Promise(pipeline);
   }
+  /**
+  * Turns a token from `save` (Persistent.save on a Gadget, or on a
+  * session that `Gadget.open` returned) back into that capability, for
+  * whoever saved it, at no more than their role when they saved it and no
+  * more than they hold now: a Gadget capability, or a fresh session on
+  * the same gadget. No login is needed: the token is the credential, a
+  * bearer secret (`gds_...`) the server keeps only as a keyed hash. It
+  * dies when its saver loses access to the gadget (a share or link above
+  * them revoked, the gadget removed), or drops it (`Workspace.dropSaved`).
+  * A token that is wrong, dropped or dead fails with the same "invalid
+  * token", whichever it is.
+  *
+  */
+  restore(paramsFunc) {
+    const answer = this.client.call({
+      method: Gateway$Client.methods[1],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Gateway_Restore$Results, answer);
+    return new Gateway_Restore$Results$Promise(pipeline);
+  }
 }
 $.Registry.register(Gateway$Client.interfaceId, Gateway$Client);
 class Gateway$Server extends $.Server {
@@ -101,6 +180,10 @@ class Gateway$Server extends $.Server {
       {
         ...Gateway$Client.methods[0],
         impl: target.login
+      },
+      {
+        ...Gateway$Client.methods[1],
+        impl: target.restore
       }
     ]);
     this.target = target;
@@ -1080,6 +1163,89 @@ class Workspace_Redeem$Results$Promise {
     return await this.pipeline.struct();
   }
 }
+class Workspace_Saved$Params extends $.Struct {
+  static _capnp = {
+    displayName: "saved$Params",
+    id: "9b6d1c4c3ea62cd0",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Workspace_Saved$Params_" + super.toString();
+  }
+}
+class Workspace_Saved$Results extends $.Struct {
+  static _capnp = {
+    displayName: "saved$Results",
+    id: "8289e98683869e32",
+    size: new $.ObjectSize(0, 1)
+  };
+  static _Saved;
+  _adoptSaved(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownSaved() {
+    return $.utils.disown(this.saved);
+  }
+  get saved() {
+    return $.utils.getList(0, Workspace_Saved$Results._Saved, this);
+  }
+  _hasSaved() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initSaved(length) {
+    return $.utils.initList(0, Workspace_Saved$Results._Saved, length, this);
+  }
+  set saved(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "Workspace_Saved$Results_" + super.toString();
+  }
+}
+class Workspace_Saved$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
+class Workspace_DropSaved$Params extends $.Struct {
+  static _capnp = {
+    displayName: "dropSaved$Params",
+    id: "ade59244720da952",
+    size: new $.ObjectSize(0, 1)
+  };
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  toString() {
+    return "Workspace_DropSaved$Params_" + super.toString();
+  }
+}
+class Workspace_DropSaved$Results extends $.Struct {
+  static _capnp = {
+    displayName: "dropSaved$Results",
+    id: "e6a2bf4cf3a8e4c8",
+    size: new $.ObjectSize(0, 0)
+  };
+  toString() {
+    return "Workspace_DropSaved$Results_" + super.toString();
+  }
+}
+class Workspace_DropSaved$Results$Promise {
+  pipeline;
+  constructor(pipeline) {
+    this.pipeline = pipeline;
+  }
+  async promise() {
+    return await this.pipeline.struct();
+  }
+}
 class Workspace$Client {
   client;
   static interfaceId = 0xc3d2836d4f4597aen;
@@ -1222,6 +1388,22 @@ class Workspace$Client {
       methodId: 16,
       interfaceName: "workspace.capnp:Workspace",
       methodName: "redeem"
+    },
+    {
+      ParamsClass: Workspace_Saved$Params,
+      ResultsClass: Workspace_Saved$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 17,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "saved"
+    },
+    {
+      ParamsClass: Workspace_DropSaved$Params,
+      ResultsClass: Workspace_DropSaved$Results,
+      interfaceId: Workspace$Client.interfaceId,
+      methodId: 18,
+      interfaceName: "workspace.capnp:Workspace",
+      methodName: "dropSaved"
     }
   ];
   /**
@@ -1479,6 +1661,34 @@ class Workspace$Client {
     const pipeline = new $.Pipeline(Workspace_Redeem$Results, answer);
     return new Workspace_Redeem$Results$Promise(pipeline);
   }
+  /**
+  * The tokens this user saved (Persistent.save), oldest first, never the
+  * secrets.
+  *
+  */
+  saved(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[17],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_Saved$Results, answer);
+    return new Workspace_Saved$Results$Promise(pipeline);
+  }
+  /**
+  * Drops one of this user's saved tokens by its id: it restores nothing
+  * from then on, and capabilities restored from it fail from their next
+  * call. An id that is not one of this user's saved tokens fails with
+  * "unknown saved token id".
+  *
+  */
+  dropSaved(paramsFunc) {
+    const answer = this.client.call({
+      method: Workspace$Client.methods[18],
+      paramsFunc
+    });
+    const pipeline = new $.Pipeline(Workspace_DropSaved$Results, answer);
+    return new Workspace_DropSaved$Results$Promise(pipeline);
+  }
 }
 $.Registry.register(Workspace$Client.interfaceId, Workspace$Client);
 class Workspace$Server extends $.Server {
@@ -1552,6 +1762,14 @@ class Workspace$Server extends $.Server {
       {
         ...Workspace$Client.methods[16],
         impl: target.redeem
+      },
+      {
+        ...Workspace$Client.methods[17],
+        impl: target.saved
+      },
+      {
+        ...Workspace$Client.methods[18],
+        impl: target.dropSaved
       }
     ]);
     this.target = target;
@@ -1572,6 +1790,74 @@ class Workspace extends $.Interface {
     return "Workspace_" + super.toString();
   }
 }
+class SavedInfo extends $.Struct {
+  static _capnp = {
+    displayName: "SavedInfo",
+    id: "bfc13901e08edf8a",
+    size: new $.ObjectSize(16, 2)
+  };
+  /**
+  * Public handle, for dropSaved.
+  *
+  */
+  get id() {
+    return $.utils.getText(0, this);
+  }
+  set id(value) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+  * The gadget's id.
+  *
+  */
+  get gadget() {
+    return $.utils.getText(1, this);
+  }
+  set gadget(value) {
+    $.utils.setText(1, value, this);
+  }
+  get kind() {
+    return $.utils.getUint16(0, this);
+  }
+  set kind(value) {
+    $.utils.setUint16(0, value, this);
+  }
+  /**
+  * The saver's role when it was saved: the most it restores.
+  *
+  */
+  get role() {
+    return $.utils.getUint16(2, this);
+  }
+  set role(value) {
+    $.utils.setUint16(2, value, this);
+  }
+  /**
+  * Unix time in milliseconds.
+  *
+  */
+  get createdAt() {
+    return $.utils.getInt64(8, this);
+  }
+  set createdAt(value) {
+    $.utils.setInt64(8, value, this);
+  }
+  toString() {
+    return "SavedInfo_" + super.toString();
+  }
+}
+const SavedKind = {
+  /**
+  * Restores a Gadget capability.
+  *
+  */
+  GADGET: 0,
+  /**
+  * Restores a fresh session, as Gadget.open opens one.
+  *
+  */
+  SESSION: 1
+};
 class ServiceInfo extends $.Struct {
   static _capnp = {
     displayName: "ServiceInfo",
@@ -4088,9 +4374,11 @@ class BlueprintInfo extends $.Struct {
   static _capnp = {
     displayName: "BlueprintInfo",
     id: "af1513bffaee87c4",
-    size: new $.ObjectSize(16, 4)
+    size: new $.ObjectSize(16, 6)
   };
   static _Bindings;
+  static _Permissions;
+  static _Roles;
   get name() {
     return $.utils.getText(0, this);
   }
@@ -4147,6 +4435,47 @@ class BlueprintInfo extends $.Struct {
   set bindings(value) {
     $.utils.copyFrom(value, $.utils.getPointer(3, this));
   }
+  _adoptPermissions(value) {
+    $.utils.adopt(value, $.utils.getPointer(4, this));
+  }
+  _disownPermissions() {
+    return $.utils.disown(this.permissions);
+  }
+  get permissions() {
+    return $.utils.getList(4, BlueprintInfo._Permissions, this);
+  }
+  _hasPermissions() {
+    return !$.utils.isNull($.utils.getPointer(4, this));
+  }
+  _initPermissions(length) {
+    return $.utils.initList(4, BlueprintInfo._Permissions, length, this);
+  }
+  set permissions(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(4, this));
+  }
+  _adoptRoles(value) {
+    $.utils.adopt(value, $.utils.getPointer(5, this));
+  }
+  _disownRoles() {
+    return $.utils.disown(this.roles);
+  }
+  /**
+  * As the blueprint declares them (Blueprint.permissions and .roles), so
+  * a user sharing a gadget can say what each role may do.
+  *
+  */
+  get roles() {
+    return $.utils.getList(5, BlueprintInfo._Roles, this);
+  }
+  _hasRoles() {
+    return !$.utils.isNull($.utils.getPointer(5, this));
+  }
+  _initRoles(length) {
+    return $.utils.initList(5, BlueprintInfo._Roles, length, this);
+  }
+  set roles(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(5, this));
+  }
   toString() {
     return "BlueprintInfo_" + super.toString();
   }
@@ -4195,9 +4524,11 @@ class Blueprint extends $.Struct {
   static _capnp = {
     displayName: "Blueprint",
     id: "d8239a496365a923",
-    size: new $.ObjectSize(8, 8)
+    size: new $.ObjectSize(8, 10)
   };
   static _Bindings;
+  static _Permissions;
+  static _Roles;
   /**
   * Lower-case letters, digits and dashes; 1 to 64 characters.
   *
@@ -4318,8 +4649,134 @@ class Blueprint extends $.Struct {
   set bindings(value) {
     $.utils.copyFrom(value, $.utils.getPointer(7, this));
   }
+  _adoptPermissions(value) {
+    $.utils.adopt(value, $.utils.getPointer(8, this));
+  }
+  _disownPermissions() {
+    return $.utils.disown(this.permissions);
+  }
+  /**
+  * The blueprint's own permissions (blueprint.json's "permissions"), which
+  * the guest checks in `Caller.permissions`. At most 32.
+  *
+  */
+  get permissions() {
+    return $.utils.getList(8, Blueprint._Permissions, this);
+  }
+  _hasPermissions() {
+    return !$.utils.isNull($.utils.getPointer(8, this));
+  }
+  _initPermissions(length) {
+    return $.utils.initList(8, Blueprint._Permissions, length, this);
+  }
+  set permissions(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(8, this));
+  }
+  _adoptRoles(value) {
+    $.utils.adopt(value, $.utils.getPointer(9, this));
+  }
+  _disownRoles() {
+    return $.utils.disown(this.roles);
+  }
+  /**
+  * Which of `permissions` the viewer and editor roles bundle
+  * (blueprint.json's "roles"). An owner holds them all; a role holds what
+  * the roles below it hold.
+  *
+  */
+  get roles() {
+    return $.utils.getList(9, Blueprint._Roles, this);
+  }
+  _hasRoles() {
+    return !$.utils.isNull($.utils.getPointer(9, this));
+  }
+  _initRoles(length) {
+    return $.utils.initList(9, Blueprint._Roles, length, this);
+  }
+  set roles(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(9, this));
+  }
   toString() {
     return "Blueprint_" + super.toString();
+  }
+}
+class PermissionDef extends $.Struct {
+  static _capnp = {
+    displayName: "PermissionDef",
+    id: "af0242b84a7f07ad",
+    size: new $.ObjectSize(0, 3)
+  };
+  /**
+  * What the guest checks: 1 to 32 lower-case letters, digits and dashes,
+  * starting with a letter.
+  *
+  */
+  get name() {
+    return $.utils.getText(0, this);
+  }
+  set name(value) {
+    $.utils.setText(0, value, this);
+  }
+  get title() {
+    return $.utils.getText(1, this);
+  }
+  set title(value) {
+    $.utils.setText(1, value, this);
+  }
+  /**
+  * For the people who share the gadget.
+  *
+  */
+  get description() {
+    return $.utils.getText(2, this);
+  }
+  set description(value) {
+    $.utils.setText(2, value, this);
+  }
+  toString() {
+    return "PermissionDef_" + super.toString();
+  }
+}
+class RoleDef extends $.Struct {
+  static _capnp = {
+    displayName: "RoleDef",
+    id: "d318c0b6a1028948",
+    size: new $.ObjectSize(8, 1)
+  };
+  /**
+  * viewer or editor.
+  *
+  */
+  get role() {
+    return $.utils.getUint16(0, this);
+  }
+  set role(value) {
+    $.utils.setUint16(0, value, this);
+  }
+  _adoptPermissions(value) {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownPermissions() {
+    return $.utils.disown(this.permissions);
+  }
+  /**
+  * Names from Blueprint.permissions.
+  *
+  */
+  get permissions() {
+    return $.utils.getList(0, $.TextList, this);
+  }
+  _hasPermissions() {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initPermissions(length) {
+    return $.utils.initList(0, $.TextList, length, this);
+  }
+  set permissions(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString() {
+    return "RoleDef_" + super.toString();
   }
 }
 Workspace_Blueprints$Results._Blueprints = $.CompositeList(BlueprintInfo);
@@ -4329,12 +4786,17 @@ Workspace_Services$Results._Services = $.CompositeList(ServiceInfo);
 Workspace_Actions$Results._Actions = $.CompositeList(ActionInfo);
 Workspace_Decide$Results._Decisions = $.CompositeList(Decision);
 Workspace_Audit$Results._Entries = $.CompositeList(AuditEntry);
+Workspace_Saved$Results._Saved = $.CompositeList(SavedInfo);
 Gadget_Logs$Results._Lines = $.CompositeList(LogLine);
 Gadget_Bindings$Results._Bindings = $.CompositeList(BindingInfo);
 Gadget_Shares$Results._Shares = $.CompositeList(ShareInfo);
 Gadget_Links$Results._Links = $.CompositeList(LinkInfo);
 BlueprintInfo._Bindings = $.CompositeList(BindingRequest);
+BlueprintInfo._Permissions = $.CompositeList(PermissionDef);
+BlueprintInfo._Roles = $.CompositeList(RoleDef);
 Blueprint._Bindings = $.CompositeList(BindingRequest);
+Blueprint._Permissions = $.CompositeList(PermissionDef);
+Blueprint._Roles = $.CompositeList(RoleDef);
 export {
   ActionFilter,
   ActionInfo,
@@ -4423,9 +4885,16 @@ export {
   Gateway_Login$Params,
   Gateway_Login$Results,
   Gateway_Login$Results$Promise,
+  Gateway_Restore$Params,
+  Gateway_Restore$Results,
+  Gateway_Restore$Results$Promise,
   LinkInfo,
   ListedGadget,
   LogLine,
+  PermissionDef,
+  RoleDef,
+  SavedInfo,
+  SavedKind,
   ServiceInfo,
   ShareInfo,
   StreamResult,
@@ -4453,6 +4922,9 @@ export {
   Workspace_Decide$Params,
   Workspace_Decide$Results,
   Workspace_Decide$Results$Promise,
+  Workspace_DropSaved$Params,
+  Workspace_DropSaved$Results,
+  Workspace_DropSaved$Results$Promise,
   Workspace_Gadgets$Params,
   Workspace_Gadgets$Results,
   Workspace_Gadgets$Results$Promise,
@@ -4477,6 +4949,9 @@ export {
   Workspace_RevokeToken$Params,
   Workspace_RevokeToken$Results,
   Workspace_RevokeToken$Results$Promise,
+  Workspace_Saved$Params,
+  Workspace_Saved$Results,
+  Workspace_Saved$Results$Promise,
   Workspace_Services$Params,
   Workspace_Services$Results,
   Workspace_Services$Results$Promise,
