@@ -21,12 +21,14 @@ type BlueprintInfo struct {
 	SessionInterface           uint64
 	Builtin                    bool
 	Bindings                   []gatekeepers.Request // the bindings its gadgets ask for
+	Access                     blueprint.Access      // its own permissions and roles
 }
 
 func infoOf(bp store.BlueprintRecord) BlueprintInfo {
 	return BlueprintInfo{
 		Name: bp.Name, Version: bp.Version, Description: bp.Description,
 		SessionInterface: bp.SessionInterface, Builtin: bp.Owner == "", Bindings: bp.Bindings,
+		Access: bp.Access,
 	}
 }
 
@@ -34,6 +36,9 @@ func fillBlueprintInfo(dst schema.BlueprintInfo, bp store.BlueprintRecord) error
 	dst.SetSessionInterface(bp.SessionInterface)
 	dst.SetBuiltin(bp.Owner == "")
 	if err := blueprint.FillRequests(dst.NewBindings, bp.Bindings); err != nil {
+		return err
+	}
+	if err := blueprint.FillAccess(bp.Access, dst.NewPermissions, dst.NewRoles); err != nil {
 		return err
 	}
 	if err := dst.SetName(bp.Name); err != nil {
@@ -60,14 +65,11 @@ func compileOptions(owner string) []wasmhost.CompileOption {
 // edited examples on restart; gadgets already running keep the old code until
 // the server restarts.
 func (s *Server) InstallBuiltin(ctx context.Context, b *blueprint.Bundle) (BlueprintInfo, error) {
-	wasm, err := blueprint.WasmWithAccess(b.Wasm, b.Access)
-	if err != nil {
-		return BlueprintInfo{}, err
-	}
 	bp := store.BlueprintRecord{
 		Name: b.Name, Version: b.Version, Description: b.Description,
-		SessionInterface: b.SessionInterface, Wasm: wasm, UI: b.UIHTML,
+		SessionInterface: b.SessionInterface, Wasm: b.Wasm, UI: b.UIHTML,
 		SchemaSource: b.SchemaSource, SchemaNodes: b.SchemaNodes, Bindings: b.Bindings,
+		Access: b.Access,
 	}
 	installed, err := s.install(ctx, bp, true)
 	if err != nil {
@@ -129,6 +131,17 @@ func (s *Server) bundleFromCapnp(in schema.Blueprint, owner string) (store.Bluep
 	if bp.Bindings, err = blueprint.ReadRequests(requests); err != nil {
 		return bp, fmt.Errorf("blueprint bindings: %w", err)
 	}
+	perms, err := in.Permissions()
+	if err != nil {
+		return bp, fmt.Errorf("blueprint permissions: %w", err)
+	}
+	roles, err := in.Roles()
+	if err != nil {
+		return bp, fmt.Errorf("blueprint roles: %w", err)
+	}
+	if bp.Access, err = blueprint.ReadAccess(perms, roles); err != nil {
+		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
+	}
 	bp.SessionInterface = in.SessionInterface()
 	bp.Owner = owner
 	return bp, nil
@@ -169,11 +182,9 @@ func (s *Server) install(ctx context.Context, bp store.BlueprintRecord, replace 
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}
 	// Before the compile, which a bad declaration need not wait for.
-	access, err := blueprint.AccessOf(bp.Wasm)
-	if err != nil {
+	if err := bp.Access.Check(); err != nil {
 		return bp, fmt.Errorf("blueprint %s %s: %w", bp.Name, bp.Version, err)
 	}
-	bp.Access = access
 	// Compiles take turns (installqueue.go); the runtime's compile worker
 	// bounds each one, and the install timeout a user's wait and compile
 	// together. Builtins are the operator's code, compiled in process at

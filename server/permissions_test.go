@@ -2,12 +2,16 @@ package server_test
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
 	"capnproto.org/go/capnp/v3"
 
+	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/examples/notes/notespb"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
@@ -15,8 +19,8 @@ import (
 )
 
 // The tests here install the notes example with permissions of their own
-// (blueprint.Access, carried in the uploaded wasm as the command line sends
-// it) and read what the guest was told: notes' info answers with the
+// (blueprint.Access, in Blueprint.permissions and .roles as the command line
+// sends them) and read what the guest was told: notes' info answers with the
 // caller's permissions as SessionContext.caller gives them, and canWrite
 // with whether Caller.permissions at open held "edit".
 
@@ -100,10 +104,6 @@ func TestInstallRejectsEachBadPermissionDeclarationNamingIt(t *testing.T) {
 			Permissions: []blueprint.Permission{{Name: "edit", Title: "E"}},
 			Roles:       map[string][]string{"viewer": {"edit", "edit"}},
 		}, `"roles": "viewer" lists "edit" twice`},
-		{"unknown role", blueprint.Access{
-			Permissions: []blueprint.Permission{{Name: "edit", Title: "E"}},
-			Roles:       map[string][]string{"admin": {"edit"}},
-		}, `"roles": unknown role "admin"`},
 		{"owner mapped", blueprint.Access{
 			Permissions: []blueprint.Permission{{Name: "edit", Title: "E"}},
 			Roles:       map[string][]string{"owner": {}},
@@ -112,12 +112,125 @@ func TestInstallRejectsEachBadPermissionDeclarationNamingIt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := teamNotes(t)
 			b.Access = tc.access
+			// Not wasm: the declarations are refused before any compile.
+			b.Wasm = []byte("not wasm")
 			requireErrorContains(t, install(t, ws, b), tc.want)
+		})
+	}
+	// What the command line cannot send: a role the schema does not have,
+	// or one listed twice.
+	for _, tc := range []struct {
+		name  string
+		roles []schema.Role
+		want  string
+	}{
+		{"unknown role", []schema.Role{7}, `blueprint team-notes 1.0.0: "roles": unknown role 7`},
+		{"role twice", []schema.Role{schema.Role_viewer, schema.Role_viewer}, `blueprint team-notes 1.0.0: "roles": "viewer" is listed twice`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := teamNotes(t)
+			b.Wasm = []byte("not wasm")
+			_, err := installEdited(t, ws, b, func(bp schema.Blueprint) error {
+				roles, err := bp.NewRoles(int32(len(tc.roles)))
+				for i, r := range tc.roles {
+					roles.At(i).SetRole(r)
+				}
+				return err
+			})
+			requireErrorContains(t, err, tc.want)
 		})
 	}
 	if err := install(t, ws, teamNotes(t)); err != nil {
 		t.Fatalf("the good declarations: %v", err)
 	}
+}
+
+// installEdited uploads b as the command line would, changed by edit, and
+// returns what the server answers.
+func installEdited(t *testing.T, ws schema.Workspace, b blueprint.Bundle, edit func(schema.Blueprint) error) (schema.BlueprintInfo, error) {
+	t.Helper()
+	msg, seg, _ := capnp.NewMessage(capnp.SingleSegment(nil))
+	bp, err := schema.NewRootBlueprint(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Fill(bp); err != nil {
+		t.Fatal(err)
+	}
+	if err := edit(bp); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := msg.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, release, err := client.UploadBlueprint(testCtx(t), ws, raw)
+	if err == nil {
+		t.Cleanup(release)
+	}
+	return info, err
+}
+
+// The declarations come back in BlueprintInfo, from the upload and from
+// the workspace's listing, so a sharer can say what each role may do.
+func TestBlueprintInfoReturnsTheDeclaredPermissionsAndRoles(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.login(t, h.token("alice"))
+	b := teamNotes(t)
+	info, err := installEdited(t, ws, b, func(schema.Blueprint) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireAccess(t, "the upload's answer", info, b.Access)
+	f, release := ws.Blueprints(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := res.Blueprints()
+	for i := range list.Len() {
+		if name, _ := list.At(i).Name(); name == b.Name {
+			requireAccess(t, "the listing", list.At(i), b.Access)
+			return
+		}
+	}
+	t.Fatalf("%s is not listed", b.Name)
+}
+
+func requireAccess(t *testing.T, where string, info schema.BlueprintInfo, want blueprint.Access) {
+	t.Helper()
+	perms, _ := info.Permissions()
+	roles, _ := info.Roles()
+	got, err := blueprint.ReadAccess(perms, roles)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: %+v, %v; want %+v", where, got, err, want)
+	}
+}
+
+// A module carrying the custom section that once held the declarations
+// (gadgetd.access) declares nothing by it: its gadgets' callers hold no
+// permissions.
+func TestAStrayAccessSectionInTheWasmIsIgnored(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.login(t, h.token("alice"))
+	b := teamNotes(t)
+	payload, _ := json.Marshal(b.Access)
+	b.Access = blueprint.Access{}
+	b.Wasm = appendCustomSection(b.Wasm, "gadgetd.access", payload)
+	if err := install(t, ws, b); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := create(t, ws, "team-notes")
+	requirePermissions(t, "alice, the owner", g, []string{}, false)
+}
+
+func appendCustomSection(wasm []byte, name string, payload []byte) []byte {
+	body := binary.AppendUvarint(nil, uint64(len(name)))
+	body = append(append(body, name...), payload...)
+	out := append(slices.Clip(wasm), 0) // section id 0: custom
+	out = binary.AppendUvarint(out, uint64(len(body)))
+	return append(out, body...)
 }
 
 func TestEachRoleCarriesExactlyItsPermissionsAndOwnerAll(t *testing.T) {

@@ -162,8 +162,6 @@ func Load(dir string) (*Bundle, error) {
 	return b, nil
 }
 
-// Fill copies the bundle into a schema.Blueprint, the installBlueprint
-// parameter.
 // Marshal serializes b as a Blueprint message, as client.UploadBlueprint
 // sends it.
 func (b *Bundle) Marshal() ([]byte, error) {
@@ -181,21 +179,20 @@ func (b *Bundle) Marshal() ([]byte, error) {
 	return msg.Marshal()
 }
 
+// Fill copies the bundle into a schema.Blueprint, the installBlueprint
+// parameter.
 func (b *Bundle) Fill(bp schema.Blueprint) error {
 	bp.SetSessionInterface(b.SessionInterface)
-	wasm, err := WasmWithAccess(b.Wasm, b.Access)
-	if err != nil {
-		return err
-	}
 	for _, set := range []func() error{
 		func() error { return bp.SetName(b.Name) },
 		func() error { return bp.SetVersion(b.Version) },
 		func() error { return bp.SetDescription(b.Description) },
-		func() error { return bp.SetWasm(wasm) },
+		func() error { return bp.SetWasm(b.Wasm) },
 		func() error { return bp.SetUi(b.UIHTML) },
 		func() error { return bp.SetSchemaSource(b.SchemaSource) },
 		func() error { return bp.SetSchemaNodes(b.SchemaNodes) },
 		func() error { return FillRequests(bp.NewBindings, b.Bindings) },
+		func() error { return FillAccess(b.Access, bp.NewPermissions, bp.NewRoles) },
 	} {
 		if err := set(); err != nil {
 			return err

@@ -1,15 +1,10 @@
 package blueprint
 
-// A blueprint's own permissions travel from its manifest to the server
-// inside its wasm, as a custom section (WasmWithAccess): the bundle both
-// install paths send has no field of its own for them, and a custom section
-// is the module format's own place for data the runtime ignores. The server
-// reads the section back (AccessOf) and validates it as ReadManifest does.
+// A blueprint's own permissions travel from its manifest to the server in
+// the Blueprint message's permissions and roles (FillAccess), and the
+// server reads them back and checks them as ReadManifest does (ReadAccess).
 
 import (
-	"bytes"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -25,10 +20,6 @@ const (
 	maxPermissionTitle       = 100
 	maxPermissionDescription = 500
 )
-
-// AccessSection is the name of the wasm custom section that carries a
-// blueprint's Access.
-const AccessSection = "gadgetd.access"
 
 // Permission is one permission a blueprint defines for itself, as
 // Sandstorm's PermissionDef: the guest checks it by Name in
@@ -121,58 +112,111 @@ func (a Access) Of(role schema.Role) []string {
 	return names
 }
 
-func (a Access) declared() bool { return len(a.Permissions) > 0 || len(a.Roles) > 0 }
+// roleOrder is the order FillAccess lists roles in. It includes the owner,
+// which Check refuses, so that the server is the one to say so.
+var roleOrder = []schema.Role{schema.Role_viewer, schema.Role_editor, schema.Role_owner}
 
-// WasmWithAccess returns wasm with a appended as its AccessSection, or wasm
-// itself if a declares nothing.
-func WasmWithAccess(wasm []byte, a Access) ([]byte, error) {
-	if !a.declared() {
-		return wasm, nil
-	}
-	payload, err := json.Marshal(a)
+// FillAccess sets a's permissions and roles on a Blueprint or
+// BlueprintInfo through its list constructors; a role a does not list is
+// left out.
+func FillAccess(a Access, newPermissions func(int32) (schema.PermissionDef_List, error), newRoles func(int32) (schema.RoleDef_List, error)) error {
+	perms, err := newPermissions(int32(len(a.Permissions)))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var body []byte
-	body = binary.AppendUvarint(body, uint64(len(AccessSection)))
-	body = append(body, AccessSection...)
-	body = append(body, payload...)
-	out := slices.Clip(wasm)
-	out = append(out, 0) // custom section
-	out = binary.AppendUvarint(out, uint64(len(body)))
-	return append(out, body...), nil
+	for i, p := range a.Permissions {
+		dst := perms.At(i)
+		if err := dst.SetName(p.Name); err != nil {
+			return err
+		}
+		if err := dst.SetTitle(p.Title); err != nil {
+			return err
+		}
+		if err := dst.SetDescription(p.Description); err != nil {
+			return err
+		}
+	}
+	for name := range a.Roles {
+		if schema.RoleFromString(name).String() != name {
+			return fmt.Errorf("\"roles\": unknown role %q; the roles are \"viewer\" and \"editor\" (an owner holds every permission)", name)
+		}
+	}
+	var listed []schema.Role
+	for _, r := range roleOrder {
+		if _, ok := a.Roles[r.String()]; ok {
+			listed = append(listed, r)
+		}
+	}
+	roles, err := newRoles(int32(len(listed)))
+	if err != nil {
+		return err
+	}
+	for i, r := range listed {
+		dst := roles.At(i)
+		dst.SetRole(r)
+		names, err := dst.NewPermissions(int32(len(a.Roles[r.String()])))
+		if err != nil {
+			return err
+		}
+		for j, n := range a.Roles[r.String()] {
+			if err := names.Set(j, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-// AccessOf reads and checks the Access a module carries (WasmWithAccess);
-// none is the zero Access. wasm must be a module that compiled.
-func AccessOf(wasm []byte) (Access, error) {
+// ReadAccess reads a Blueprint's permissions and roles, refusing what Access
+// cannot hold (a role listed twice or one the schema does not have) and
+// more permissions than Check allows, before copying them; the rest is
+// Check's to refuse.
+func ReadAccess(perms schema.PermissionDef_List, roles schema.RoleDef_List) (Access, error) {
 	var a Access
-	found := false
-	rest, ok := bytes.CutPrefix(wasm, []byte("\x00asm\x01\x00\x00\x00"))
-	for ok && len(rest) > 0 {
-		id := rest[0]
-		size, n := binary.Uvarint(rest[1:])
-		if n <= 0 || size > uint64(len(rest)-1-n) {
-			return a, errors.New("wasm: a section runs past the end of the module")
-		}
-		body := rest[1+n : 1+n+int(size)]
-		rest = rest[1+n+int(size):]
-		if id != 0 {
-			continue
-		}
-		nameLen, m := binary.Uvarint(body)
-		if m <= 0 || nameLen > uint64(len(body)-m) || string(body[m:m+int(nameLen)]) != AccessSection {
-			continue
-		}
-		if found {
-			return a, fmt.Errorf("wasm: more than one %q section", AccessSection)
-		}
-		found = true
-		dec := json.NewDecoder(bytes.NewReader(body[m+int(nameLen):]))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&a); err != nil {
-			return a, fmt.Errorf("wasm: the %q section: %w", AccessSection, err)
-		}
+	if perms.Len() > MaxPermissions {
+		return a, fmt.Errorf("\"permissions\": %d permissions, at most %d", perms.Len(), MaxPermissions)
 	}
-	return a, a.Check()
+	for i := range perms.Len() {
+		p := perms.At(i)
+		var d Permission
+		var err error
+		if d.Name, err = p.Name(); err != nil {
+			return a, fmt.Errorf("\"permissions\"[%d]: %w", i, err)
+		}
+		if d.Title, err = p.Title(); err != nil {
+			return a, fmt.Errorf("\"permissions\"[%d]: %w", i, err)
+		}
+		if d.Description, err = p.Description(); err != nil {
+			return a, fmt.Errorf("\"permissions\"[%d]: %w", i, err)
+		}
+		a.Permissions = append(a.Permissions, d)
+	}
+	for i := range roles.Len() {
+		rd := roles.At(i)
+		name := rd.Role().String()
+		switch {
+		case name == "":
+			return a, fmt.Errorf("\"roles\": unknown role %d; the roles are \"viewer\" and \"editor\" (an owner holds every permission)", rd.Role())
+		case a.Roles[name] != nil:
+			return a, fmt.Errorf("\"roles\": %q is listed twice", name)
+		}
+		list, err := rd.Permissions()
+		if err != nil {
+			return a, fmt.Errorf("\"roles\": %q: %w", name, err)
+		}
+		if list.Len() > MaxPermissions {
+			return a, fmt.Errorf("\"roles\": %q lists %d permissions, at most %d", name, list.Len(), MaxPermissions)
+		}
+		names := make([]string, list.Len())
+		for j := range names {
+			if names[j], err = list.At(j); err != nil {
+				return a, fmt.Errorf("\"roles\": %q: %w", name, err)
+			}
+		}
+		if a.Roles == nil {
+			a.Roles = map[string][]string{}
+		}
+		a.Roles[name] = names
+	}
+	return a, nil
 }

@@ -1,8 +1,11 @@
 package blueprint_test
 
 import (
+	"reflect"
 	"slices"
 	"testing"
+
+	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/schema"
@@ -15,21 +18,17 @@ func TestAManifestsBadPermissionsAreRefusedNamingTheFileAndTheProblem(t *testing
 	requireErr(t, err, `blueprint.json: "roles": "editor" lists "comment", which is not in "permissions"`)
 }
 
-// The declarations survive the trip through the wasm the server is sent,
-// and each role gets its own plus the ones below it, in declaration order.
-func TestAccessRoundTripsThroughTheWasmAndBundlesRolesUpward(t *testing.T) {
-	a := blueprint.Access{
-		Permissions: []blueprint.Permission{{Name: "moderate", Title: "M"}, {Name: "edit", Title: "E"}, {Name: "comment", Title: "C"}},
+// The declarations survive the trip through the Blueprint message the
+// server is sent, and each role gets its own plus the ones below it, in
+// declaration order.
+func TestAccessRoundTripsThroughTheBlueprintMessageAndBundlesRolesUpward(t *testing.T) {
+	b := blueprint.Bundle{Manifest: blueprint.Manifest{Name: "c", Version: "1", Access: blueprint.Access{
+		Permissions: []blueprint.Permission{{Name: "moderate", Title: "M", Description: "Remove comments."}, {Name: "edit", Title: "E"}, {Name: "comment", Title: "C"}},
 		Roles:       map[string][]string{"viewer": {"comment"}, "editor": {"edit"}},
-	}
-	module := []byte("\x00asm\x01\x00\x00\x00")
-	wasm, err := blueprint.WasmWithAccess(module, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := blueprint.AccessOf(wasm)
-	if err != nil {
-		t.Fatal(err)
+	}}}
+	got := readBack(t, &b)
+	if !reflect.DeepEqual(got, b.Access) {
+		t.Fatalf("read back %+v, want %+v", got, b.Access)
 	}
 	for role, want := range map[schema.Role][]string{
 		schema.Role_viewer: {"comment"},
@@ -40,11 +39,61 @@ func TestAccessRoundTripsThroughTheWasmAndBundlesRolesUpward(t *testing.T) {
 			t.Errorf("%s holds %q, want %q", role, held, want)
 		}
 	}
-	if none, err := blueprint.AccessOf(module); err != nil || none.Of(schema.Role_owner) != nil {
-		t.Fatalf("a module without the section: %+v, %v; want no permissions", none, err)
+	if none := readBack(t, &blueprint.Bundle{}); none.Of(schema.Role_owner) != nil {
+		t.Fatalf("a bundle without declarations: %+v; want no permissions", none)
 	}
-	twice, _ := blueprint.WasmWithAccess(wasm, a)
-	if _, err := blueprint.AccessOf(twice); err == nil {
-		t.Fatal("a module with two access sections was accepted")
+}
+
+// What Access cannot hold is refused as it is read: a role the schema does
+// not have, or one listed twice; and a role name the schema does not have
+// cannot be sent.
+func TestReadingRefusesRolesAccessCannotHold(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		roles []schema.Role
+		want  string
+	}{
+		{"unknown", []schema.Role{7}, `"roles": unknown role 7`},
+		{"twice", []schema.Role{schema.Role_editor, schema.Role_editor}, `"roles": "editor" is listed twice`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, seg, _ := capnp.NewMessage(capnp.SingleSegment(nil))
+			bp, _ := schema.NewRootBlueprint(seg)
+			roles, _ := bp.NewRoles(int32(len(tc.roles)))
+			for i, r := range tc.roles {
+				roles.At(i).SetRole(r)
+			}
+			perms, _ := bp.Permissions()
+			_, err := blueprint.ReadAccess(perms, roles)
+			requireErr(t, err, tc.want)
+		})
 	}
+	b := blueprint.Bundle{Manifest: blueprint.Manifest{Access: blueprint.Access{Roles: map[string][]string{"admin": nil}}}}
+	_, err := b.Marshal()
+	requireErr(t, err, `"roles": unknown role "admin"`)
+}
+
+// readBack marshals b as the command line sends it and reads its Access
+// back as the server does.
+func readBack(t *testing.T, b *blueprint.Bundle) blueprint.Access {
+	t.Helper()
+	raw, err := b.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := capnp.Unmarshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err := schema.ReadRootBlueprint(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perms, _ := bp.Permissions()
+	roles, _ := bp.Roles()
+	a, err := blueprint.ReadAccess(perms, roles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
