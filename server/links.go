@@ -57,15 +57,18 @@ func WithLinkLimits(perGadget, perUser int) Option {
 	}
 }
 
-func newLinkSecret() (text string, secret []byte) {
+// newSecret returns a fresh bearer secret (a link's, a saved
+// capability's): 128 random bits, as prefix and base64url.
+func newSecret(prefix string) (text string, secret []byte) {
 	secret = make([]byte, 16)
 	rand.Read(secret)
-	return linkSecretPrefix + base64.RawURLEncoding.EncodeToString(secret), secret
+	return prefix + base64.RawURLEncoding.EncodeToString(secret), secret
 }
 
-// parseLinkSecret returns the secret of text, ok false if it is not one.
-func parseLinkSecret(text string) (secret []byte, ok bool) {
-	rest, found := strings.CutPrefix(strings.TrimSpace(text), linkSecretPrefix)
+// parseSecret returns the secret of text, a newSecret of prefix; ok false
+// if it is not one.
+func parseSecret(prefix, text string) (secret []byte, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimSpace(text), prefix)
 	secret, err := base64.RawURLEncoding.DecodeString(rest)
 	return secret, found && err == nil && len(secret) == 16
 }
@@ -110,7 +113,7 @@ func (g *gadgetCap) CreateLink(ctx context.Context, call schema.Gadget_createLin
 	case store.Role(role) > a.Role:
 		return fmt.Errorf("creating a link to gadget %q: %w: the %s role is above your own %s role", g.id, store.ErrDenied, role, a.Role)
 	}
-	text, secret := newLinkSecret()
+	text, secret := newSecret(linkSecretPrefix)
 	link, err := g.s.store.CreateLink(ctx, g.id, g.user.ID, store.LinkHolder(g.s.linkKey, secret), store.Role(role), terms, now, g.s.cfg.links)
 	switch {
 	case errors.Is(err, store.ErrNotFound): // access lost meanwhile
@@ -224,7 +227,7 @@ func (w *workspace) Redeem(ctx context.Context, call schema.Workspace_redeem) er
 	if err != nil {
 		return err
 	}
-	secret, ok := parseLinkSecret(text)
+	secret, ok := parseSecret(linkSecretPrefix, text)
 	if !ok {
 		return errLinkInvalid
 	}

@@ -44,13 +44,19 @@ var ErrUnknownLink = errors.New("unknown link id")
 // holds a user's grants nor a user a link's.
 const linkHolderPrefix = "link:"
 
-// LinkHolder is the holder id of the link with this secret: its
-// HMAC-SHA256 under the server's key, so that neither the store nor a copy
-// of it can give the secret back, nor test a guess without the key.
-func LinkHolder(key, secret []byte) string {
+// KeyedHash is how the store keeps a bearer secret (a link's, a saved
+// capability's): its HMAC-SHA256 under the server's key, hex, so that
+// neither the store nor a copy of it can give the secret back, nor test a
+// guess without the key.
+func KeyedHash(key, secret []byte) string {
 	m := hmac.New(sha256.New, key)
 	m.Write(secret)
-	return linkHolderPrefix + hex.EncodeToString(m.Sum(nil))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// LinkHolder is the holder id of the link with this secret: its KeyedHash.
+func LinkHolder(key, secret []byte) string {
+	return linkHolderPrefix + KeyedHash(key, secret)
 }
 
 // LinkTerms are what make a grant a link's.
