@@ -1,6 +1,9 @@
 // The gadgetd shell: log in, list, create and remove gadgets, and open one
 // in its sandboxed frame (sandbox.js), whose only channel is a MessagePort
-// the shell relays to the gadget's own websocket (/ws/frame).
+// the shell relays to the gadget's own websocket (/ws/frame). The gadgets
+// shared with the user are listed with who shared them; editors and owners
+// share from the gadget's share dialog (sharing.js), and a share link is
+// redeemed from the sidebar, or from the link itself (#redeem=…).
 //
 // State lives in this module, on the page's one thread: the connection to
 // /ws with its workspace (made again on demand after it drops), and at most
@@ -10,7 +13,9 @@
 
 import { connect, relay, release, schema } from "/static/gadgetd.js";
 import { GatekeepersPanel } from "/shell/gatekeepers.js";
+import { roleName, secretFrom, secretInFragment } from "/shell/links.js";
 import { CONSOLE_FORWARDER, createFrame, shellNonce } from "/shell/sandbox.js";
+import { ShareDialog } from "/shell/sharing.js";
 
 const TOKEN_KEY = "gadgetd.token";
 const CONSOLE_LINES = 500;
@@ -183,6 +188,19 @@ function takeTokenFromURL() {
   }
 }
 
+// takeRedeemFromURL reads a share link's secret from a #redeem=… link
+// (what the share dialog hands out) and strips it from the address bar, as
+// takeTokenFromURL does the token. The shell offers to redeem it once the
+// user is logged in, and does on their click: opening a link someone sent
+// adds nothing to a workspace by itself.
+function takeRedeemFromURL() {
+  const secret = secretInFragment(location.hash);
+  if (secret) {
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return secret;
+}
+
 // The token is kept for this tab only (sessionStorage), so that a reload
 // does not log out and closing the tab does.
 const storedToken = {
@@ -197,9 +215,10 @@ const state = {
   conn: null,
   workspace: null, // a Promise of the logged-in workspace
   user: null,
-  gadgets: [], // GadgetInfo-like plain objects
+  gadgets: [], // GadgetInfo-like plain objects (gadgetInfo)
   blueprints: [],
   open: null, // the OpenGadget shown, if any
+  redeem: null, // a #redeem=… secret to offer once logged in
 };
 
 // workspace returns the logged-in workspace, connecting and logging in
@@ -252,6 +271,7 @@ function showLogin(message) {
   h("p", { class: "muted" }, "Paste a token (", h("code", {}, "gadgetd token new"), " prints one), or open the link ", h("code", {}, "gadgetd serve --dev"), " prints."),
   h("label", { for: "token" }, "Token"),
   input,
+  state.redeem ? h("p", { class: "muted" }, "Log in to redeem the share link you opened.") : null,
   message ? h("p", { class: "error", role: "alert" }, message) : null,
   h("button", { type: "submit" }, "Log in"));
   $("main").replaceChildren(form);
@@ -298,8 +318,11 @@ async function start() {
   $("who").replaceChildren(h("span", {}, state.user.name), h("button", { type: "button", class: "link", onclick: logout }, "Log out"));
   $("main").replaceChildren(
     h("nav", { class: "sidebar", "aria-label": "Gadgets" },
-      h("h2", {}, "Gadgets"),
+      h("header", { class: "list-head" },
+        h("h2", {}, "Gadgets"),
+        h("button", { type: "button", class: "link refresh", title: "Gadgets shared with you since appear", onclick: () => refreshGadgets() }, "Refresh")),
       h("ul", { id: "gadget-list", class: "gadget-list" }),
+      h("p", { id: "list-error", class: "error", role: "alert" }),
       h("form", { id: "create", class: "create", onsubmit: createGadget },
         h("h3", {}, "New gadget"),
         h("label", { for: "create-blueprint" }, "Blueprint"),
@@ -307,9 +330,20 @@ async function start() {
         h("label", { for: "create-name" }, "Name"),
         h("input", { id: "create-name", name: "name", placeholder: "optional" }),
         h("button", { type: "submit" }, "Create"),
-        h("p", { id: "create-error", class: "error", role: "alert" }))),
+        h("p", { id: "create-error", class: "error", role: "alert" })),
+      h("form", { id: "redeem", class: "redeem", onsubmit: redeemLink },
+        h("h3", {}, "Redeem a share link"),
+        h("label", { for: "redeem-secret" }, "Link or secret"),
+        h("input", { id: "redeem-secret", name: "secret", required: true, autocomplete: "off", placeholder: "gdl_…", value: state.redeem ?? "" }),
+        state.redeem ? h("p", { class: "muted", id: "redeem-offer" }, "You opened a share link: redeem it to add its gadget to your gadgets.") : null,
+        h("button", { type: "submit" }, "Redeem"),
+        h("p", { id: "redeem-error", class: "error", role: "alert" }))),
     h("section", { id: "gadget", class: "gadget" },
       h("p", { class: "muted empty" }, "Open a gadget, or create one.")));
+  if (state.redeem) {
+    state.redeem = null;
+    $("redeem-secret").focus();
+  }
   await Promise.all([refreshGadgets(), refreshBlueprints()]);
 }
 
@@ -321,12 +355,40 @@ async function refreshBlueprints() {
     h("option", { value: b.name, title: b.description }, `${b.name} ${b.version}`)));
 }
 
+// gadgetInfo is what the shell keeps of a GadgetInfo.
+function gadgetInfo(info) {
+  return { id: info.id, name: info.name, blueprint: info.blueprint, role: info.role, owner: info.owner, sharedBy: info.sharedBy };
+}
+
+// whose says whose a listed gadget is: "yours", or who shared it with the
+// user and at which role.
+function whose(g) {
+  return g.sharedBy ? `shared by ${g.sharedBy} · ${roleName(g.role)}` : "yours";
+}
+
 async function refreshGadgets() {
-  const ws = await workspace();
-  const res = await ws.gadgets().promise();
-  state.gadgets = res.gadgets.map((g) => ({ id: g.info.id, name: g.info.name, blueprint: g.info.blueprint }));
-  // The shell keeps ids: let go of the listing's capabilities now.
-  await Promise.all(res.gadgets.map((g) => release(g.gadget)));
+  const err = $("list-error");
+  try {
+    const ws = await workspace();
+    const res = await ws.gadgets().promise();
+    state.gadgets = res.gadgets.map((g) => gadgetInfo(g.info));
+    // The shell keeps ids: let go of the listing's capabilities now.
+    await Promise.all(res.gadgets.map((g) => release(g.gadget)));
+    if (err) {
+      err.textContent = "";
+    }
+    // The open gadget is gone from the list (unshared, its link revoked,
+    // removed): its calls fail already; say why and let go of it.
+    const open = state.open;
+    if (open && !state.gadgets.some((g) => g.id === open.id)) {
+      closeGadget();
+      $("gadget")?.replaceChildren(h("p", { class: "muted empty gone" }, `${open.info.name || open.id} is no longer among your gadgets: it was unshared or removed.`));
+    }
+  } catch (e) {
+    if (err) {
+      err.textContent = `gadgets: ${errorText(e)}`;
+    }
+  }
   renderGadgetList();
 }
 
@@ -343,7 +405,8 @@ function renderGadgetList() {
     h("li", { "data-id": g.id, class: state.open?.id === g.id ? "current" : null },
       h("button", { type: "button", class: "open", onclick: () => openGadget(g) },
         h("span", { class: "name" }, g.name || g.id),
-        h("span", { class: "blueprint" }, g.blueprint)))));
+        h("span", { class: "blueprint" }, g.blueprint),
+        h("span", { class: g.sharedBy ? "whose shared" : "whose" }, whose(g))))));
 }
 
 async function createGadget(ev) {
@@ -357,9 +420,30 @@ async function createGadget(ev) {
       p.blueprint = form.blueprint.value;
       p.name = form.name.value.trim();
     }).promise();
-    const info = { id: res.info.id, name: res.info.name, blueprint: res.info.blueprint };
+    const info = gadgetInfo(res.info);
     await release(res.gadget);
     form.name.value = "";
+    await refreshGadgets();
+    openGadget(info);
+  } catch (e) {
+    err.textContent = errorText(e);
+  }
+}
+
+// redeemLink redeems the share link (or its bare secret) in the redeem
+// form, and opens the gadget it leads to.
+async function redeemLink(ev) {
+  ev.preventDefault();
+  const form = ev.target;
+  const err = $("redeem-error");
+  err.textContent = "";
+  try {
+    const ws = await workspace();
+    const res = await ws.redeem((p) => { p.secret = secretFrom(form.secret.value); }).promise();
+    const info = gadgetInfo(res.info);
+    await release(res.gadget);
+    form.secret.value = "";
+    $("redeem-offer")?.remove();
     await refreshGadgets();
     openGadget(info);
   } catch (e) {
@@ -447,11 +531,18 @@ class OpenGadget {
 
   async start() {
     const g = this.info;
+    // Editors and owners may share; a viewer gets no dialog (the server
+    // would refuse every call in it).
+    this.sharing = g.role >= schema.gadget.Role.EDITOR
+      ? new ShareDialog({ g, workspace, gadgetCap, h, errorText, cutText })
+      : null;
     this.view = h("article", { class: "open-gadget", "data-id": g.id },
       h("header", { class: "gadget-head" },
         h("h2", {}, g.name || g.id),
         h("span", { class: "blueprint" }, g.blueprint),
+        h("span", { class: g.sharedBy ? "whose shared" : "whose" }, whose(g)),
         h("span", { class: "status", role: "status" }, "opening…"),
+        this.sharing ? h("button", { type: "button", class: "share-open", onclick: () => this.sharing.open() }, "Share") : null,
         h("button", { type: "button", class: "danger remove", onclick: (ev) => removeGadget(g, ev.currentTarget) }, "Remove")),
       h("div", { class: "frame-box" }),
       h("div", { class: "panels" },
@@ -465,7 +556,8 @@ class OpenGadget {
         // asked for that wait for the user, and its audit log.
         h("section", { class: "panel gatekeepers", "aria-label": "Gatekeepers" },
           h("header", {}, h("h3", {}, "Gatekeepers")),
-          h("div", { class: "gatekeepers-body" }))));
+          h("div", { class: "gatekeepers-body" }))),
+      this.sharing?.el);
     this.console = new ConsolePanel(this.view.querySelector(".console"));
     this.gatekeepers = new GatekeepersPanel(this.view.querySelector(".gatekeepers-body"), {
       id: this.id, blueprint: g.blueprint, workspace, gadgetCap, h, errorText, cutText,
@@ -588,4 +680,5 @@ const fromURL = takeTokenFromURL();
 if (fromURL) {
   storedToken.set(fromURL);
 }
+state.redeem = takeRedeemFromURL();
 start();
