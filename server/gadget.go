@@ -7,6 +7,7 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
+	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
 )
@@ -28,6 +29,12 @@ type gadgetCap struct {
 	// revoked is set once a shared capability has found its share gone: it
 	// stays disconnected, even if the gadget is shared with its user again.
 	revoked atomic.Bool
+}
+
+// client returns the capability of g, every call checking g's credential
+// first.
+func (g *gadgetCap) client() schema.Gadget {
+	return schema.Gadget(capserver.New(g.cred.guard(schema.Gadget_Methods(nil, g)), g, nil))
 }
 
 func (g *gadgetCap) record(ctx context.Context) (store.GadgetRecord, error) {
@@ -111,7 +118,7 @@ func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, e
 	if !session.IsValid() {
 		return capnp.Client{}, fmt.Errorf("gadget %q returned no session from Guest.open", g.id)
 	}
-	return g.cred.guardSession(session.AddRef(), share), nil
+	return g.cred.guardSession(session.AddRef(), share, &sessionSaver{g: g, role: a.Role}), nil
 }
 
 // fillCaller describes g's user to the gadget of a, with a's role and the

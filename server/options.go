@@ -88,6 +88,7 @@ type config struct {
 	frameTicketTTL         time.Duration // frameticket.go
 	maxFrameTicketsPerUser int
 	links                  store.LinkLimits // links.go
+	maxSavedPerUser        int              // persistent.go
 
 	// The gatekeepers (gatekeepers.go): the kinds the server knows, the
 	// services the operator configured, and the desk's bounds.
@@ -137,6 +138,7 @@ func defaultConfig() config {
 		frameTicketTTL:              DefaultFrameTicketTTL,
 		maxFrameTicketsPerUser:      DefaultMaxFrameTicketsPerUser,
 		links:                       store.LinkLimits{PerGadget: DefaultMaxLinksPerGadget, PerCreator: DefaultMaxLinksPerUser},
+		maxSavedPerUser:             DefaultMaxSavedPerUser,
 	}
 }
 

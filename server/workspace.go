@@ -8,7 +8,6 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
-	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
 )
@@ -118,7 +117,7 @@ func (w *workspace) Create(ctx context.Context, call schema.Workspace_create) er
 // reaches it, at most at a's role.
 func (w *workspace) gadgetCap(a store.GadgetAccess) schema.Gadget {
 	g := &gadgetCap{s: w.s, user: w.user, id: a.Gadget.ID, role: schema.Role(a.Role), shared: a.Gadget.OwnerID != w.user.ID, cred: w.cred}
-	return schema.Gadget(capserver.New(w.cred.guard(schema.Gadget_Methods(nil, g)), g, nil))
+	return g.client()
 }
 
 // names looks user names up for one answer, knowing the workspace's own.

@@ -13,6 +13,7 @@ package store
 //	"owners"     / ownerID / gadget id -> empty (index for Gadgets)
 //	"data"       / gadget id / {"kv" / key -> value, "size" -> uint64 BE}
 //	"grants", "grantsby*": shares (shares.go)
+//	"saved", "savedby*": saved capabilities (saved.go)
 //
 // bbolt serializes writers itself and allows concurrent readers, so the only
 // lock of BoltStore's own is its group committer's (commit.go). Values
@@ -80,6 +81,8 @@ type BoltStore struct {
 	tokenRevocations atomic.Uint64
 	// shareChanges counts committed changes to grants (shares.go).
 	shareChanges atomic.Uint64
+	// savedDrops counts committed drops of saved tokens (saved.go).
+	savedDrops atomic.Uint64
 }
 
 var _ Store = (*BoltStore)(nil)
@@ -100,6 +103,9 @@ func Open(path string) (*BoltStore, error) {
 			}
 		}
 		if err := createShareBuckets(tx); err != nil {
+			return err
+		}
+		if err := createSavedBuckets(tx); err != nil {
 			return err
 		}
 		return indexTokensWithoutID(tx)
@@ -338,6 +344,9 @@ func (s *BoltStore) DeleteGadget(ctx context.Context, id string) error {
 			}
 		}
 		if err := tx.Bucket(bucketData).DeleteBucket([]byte(id)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+			return err
+		}
+		if err := s.dropGadgetSaved(tx, id); err != nil {
 			return err
 		}
 		return s.dropGadgetGrants(tx, id)

@@ -160,6 +160,24 @@ type Store interface {
 	RevokeLink(ctx context.Context, gadgetID, byID, linkID string) ([]Grant, error)
 	Redeem(ctx context.Context, holder, userID string, now time.Time) (a GadgetAccess, redeemed bool, err error)
 
+	// Saved capabilities (saved.go). AddSaved keeps sv under hash (a
+	// KeyedHash of its secret), assigning its ID and Via, unless sv.UserID
+	// already has maxPerUser saved tokens (ErrLimit); ErrNotFound if
+	// sv.UserID may not reach the gadget, ErrDenied if sv.Role is above
+	// their role. Restore returns the record of hash, and the gadget as
+	// its saver reaches it now at no more than the saved role; ErrNotFound
+	// if there is none, or its saver no longer reaches the gadget through
+	// the grant they saved it through. SavedOf returns userID's, oldest
+	// first. DropSaved deletes userID's token id; ErrNotFound if userID
+	// has none such, whoever else might. SavedDrops grows with every
+	// committed drop, a gadget's removal included, so callers may cache
+	// that a token was valid until it grows.
+	AddSaved(ctx context.Context, hash string, sv Saved, maxPerUser int) (Saved, error)
+	Restore(ctx context.Context, hash string) (Saved, GadgetAccess, error)
+	SavedOf(ctx context.Context, userID string) ([]Saved, error)
+	DropSaved(ctx context.Context, userID, id string) error
+	SavedDrops() uint64
+
 	// The gadget's data: these are storage.Store's methods (see there) for
 	// the data of gadgetID; GadgetData binds them to one gadget.
 	Get(ctx context.Context, gadgetID, key string) (value []byte, found bool, err error)
