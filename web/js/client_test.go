@@ -89,3 +89,11 @@ func TestJSTransports(t *testing.T) {
 	node := requireNode(t)
 	runNode(t, node, "test/transport.test.mjs")
 }
+
+// TestTheShellsLinkHelpers runs test/shell.test.mjs: what the shell's
+// share dialog and redeem box make of share links (web/shell/links.js, a
+// module with no DOM and no connection), no server.
+func TestTheShellsLinkHelpers(t *testing.T) {
+	node := requireNode(t)
+	runNode(t, node, "test/shell.test.mjs")
+}

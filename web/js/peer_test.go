@@ -100,7 +100,18 @@ func playPeer(ctx context.Context, t *testing.T, node string, sc peerScenario, v
 
 // bootstrapSlot is the Go side's bootstrap: a SessionContext whose caller()
 // runs onCaller (set by a scenario) and answers user "go".
-type bootstrapSlot struct{ onCaller func() }
+type bootstrapSlot struct {
+	noPresence
+	onCaller func()
+}
+
+// noPresence is the SessionContext.present of the Go side's contexts: no
+// scenario here asks who is present.
+type noPresence struct{}
+
+func (noPresence) Present(context.Context, schema.SessionContext_present) error {
+	return capnp.Unimplemented("present")
+}
 
 func (b *bootstrapSlot) Caller(ctx context.Context, call schema.SessionContext_caller) error {
 	if b.onCaller != nil {
@@ -136,6 +147,7 @@ func wait(ctx context.Context, f *capnp.Future) error {
 // namedCaller is a SessionContext whose caller is name; shutdown, if not
 // nil, is closed when its last reference is released.
 type namedCaller struct {
+	noPresence
 	name     string
 	shutdown chan struct{}
 }

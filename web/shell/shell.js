@@ -57,8 +57,11 @@ function wsURL(path) {
   return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
 }
 
+// errorText is the server's reason for err, without the client's wrapping
+// ("Error: ", and capnp-es's "CAPNP-TS116 RPC method failed at
+// workspace.capnp:Gadget.share(): ").
 function errorText(err) {
-  return String(err?.message ?? err).replace(/^Error: /, "");
+  return String(err?.message ?? err).replace(/^Error: /, "").replace(/^CAPNP-TS\d+ RPC method failed at \S+\(\): /, "");
 }
 
 // cutText bounds a text from a frame or the server to ENTRY_CHARS; a cut
@@ -543,7 +546,8 @@ class OpenGadget {
         h("span", { class: g.sharedBy ? "whose shared" : "whose" }, whose(g)),
         h("span", { class: "status", role: "status" }, "opening…"),
         this.sharing ? h("button", { type: "button", class: "share-open", onclick: () => this.sharing.open() }, "Share") : null,
-        h("button", { type: "button", class: "danger remove", onclick: (ev) => removeGadget(g, ev.currentTarget) }, "Remove")),
+        // Only its creator may remove a gadget: not one shared with you.
+        g.sharedBy ? null : h("button", { type: "button", class: "danger remove", onclick: (ev) => removeGadget(g, ev.currentTarget) }, "Remove")),
       h("div", { class: "frame-box" }),
       h("div", { class: "panels" },
         h("section", { class: "panel", "aria-label": "Console" },
