@@ -22,6 +22,7 @@ import (
 
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
 // errShareRevoked is what a capability obtained through a share answers
@@ -68,6 +69,16 @@ func (c *shareCheck) check(ctx context.Context) error {
 	}
 	c.validAt.Store(changes + 1)
 	return nil
+}
+
+// admitting returns ctx for a call on a session c guards, so that the
+// gadget's worker checks c again when it takes the call off its queue: a
+// call queued before a revocation never reaches the guest after it.
+func (c *shareCheck) admitting(ctx context.Context) context.Context {
+	if c == nil {
+		return ctx
+	}
+	return wasmhost.WithAdmission(ctx, c.check)
 }
 
 // guard makes every method check c before it runs.

@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"capnproto.org/go/capnp/v3"
 
@@ -12,6 +14,8 @@ import (
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/testcounter/countertest"
 	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/server"
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
 // The tests here share gadgets between users of one real server, each user
@@ -453,4 +457,69 @@ func TestOnlyTheCreatorBindsUnbindsOrAutoApprovesGatekeepers(t *testing.T) {
 			t.Fatalf("%s by the creator: %v, want the desk's own error", what, err)
 		}
 	}
+}
+
+// bob's call waits in the gadget's queue, behind alice's slow one, when
+// alice revokes his share: it fails, disconnected, without reaching the
+// guest. (It ran, after the unshare had returned: the share was checked
+// only when the call arrived.)
+func TestACallQueuedBeforeAnUnshareNeverReachesTheGuest(t *testing.T) {
+	// A call may run as long as the longest hold below.
+	h := start(t, t.TempDir(), server.WithWasmOptions(wasmhost.WithCallTimeout(2*time.Minute)))
+	installHostile(t, h)
+	ws := h.users(t, "alice", "bob")
+	// On a machine too busy for the call to be queued and the share
+	// revoked within the hold, the hold ends first, proving nothing, and
+	// the test tries again with a longer one.
+	for _, hold := range []time.Duration{5 * time.Second, 20 * time.Second, time.Minute} {
+		if unshareBehindAHold(t, ws, hold) {
+			return
+		}
+		t.Logf("the %v hold ended before the share was revoked; trying a longer one", hold)
+	}
+	t.Fatal("even a one-minute hold ended before the share was revoked")
+}
+
+// unshareBehindAHold runs the test on a fresh gadget with the given hold,
+// and reports false if the hold ended too soon to prove anything.
+func unshareBehindAHold(t *testing.T, ws map[string]schema.Workspace, hold time.Duration) bool {
+	g, id := create(t, ws["alice"], "hostile")
+	mustShare(t, g, "bob", schema.Role_editor)
+	bobs := openSession(t, ws["bob"], id)
+	if _, err := command(testCtx(t), bobs, "ok"); err != nil { // resolved: the next call is not pipelined
+		t.Fatal(err)
+	}
+	held := make(chan error, 1)
+	go func() {
+		_, err := command(context.Background(), openHostile(t, g), fmt.Sprintf("sleep:%d", hold.Milliseconds()))
+		held <- err
+	}()
+	waitGuestLog(t, g, "sleep: started", 1)
+	type answer struct {
+		who string
+		err error
+	}
+	queued := make(chan answer, 1)
+	go func() {
+		who, err := command(testCtx(t), bobs, "whoami")
+		queued <- answer{who, err}
+	}()
+	// Time for bob's call to pass the share check and reach the queue:
+	// what is proved is that a queued call is refused, not an unsent one.
+	time.Sleep(300 * time.Millisecond)
+	if n, err := unshare(t, g, "bob"); err != nil || n != 1 {
+		t.Fatalf("unshare bob: %d, %v", n, err)
+	}
+	select {
+	case <-held:
+		return false
+	default:
+	}
+	if a := <-queued; !capnp.IsDisconnected(a.err) || a.who != "" {
+		t.Fatalf("bob's call, queued before the unshare: %q, %v; want disconnected, the guest never reached", a.who, a.err)
+	}
+	if err := <-held; err != nil {
+		t.Fatalf("the call that held the gadget: %v", err)
+	}
+	return true
 }

@@ -280,3 +280,15 @@ func WithCallScope(begin func() (end func(error) error)) SandboxOption {
 func WithContextValues(ctx context.Context) SandboxOption {
 	return func(c *gadgetConfig) { c.values = context.WithoutCancel(ctx) }
 }
+
+type admissionKey struct{}
+
+// WithAdmission returns ctx carrying admit, which the gadget's worker calls
+// when it takes a call made with that context off its queue, just before
+// delivering it: an error fails the call with that error instead, and the
+// guest never sees it. A caller whose right to call may end while the call
+// waits (a share revoked) checks it again there. admit runs on the worker,
+// so it must be quick and must not call the gadget.
+func WithAdmission(ctx context.Context, admit func(context.Context) error) context.Context {
+	return context.WithValue(ctx, admissionKey{}, admit)
+}

@@ -223,12 +223,19 @@ func (d *delivery) fail(err error) {
 }
 
 // skip fails d, instead of delivering it, if its caller has already given
-// up: the guest never sees a call nobody waits for.
+// up or its admission check (WithAdmission) fails: the guest never sees a
+// call nobody waits for, or one its caller may no longer make.
 func (d *delivery) skip() bool {
-	if d.ctx.Err() == nil {
+	var err error
+	if d.ctx.Err() != nil {
+		err = context.Cause(d.ctx)
+	} else if admit, ok := d.ctx.Value(admissionKey{}).(func(context.Context) error); ok {
+		err = admit(d.ctx)
+	}
+	if err == nil {
 		return false
 	}
-	d.fail(context.Cause(d.ctx))
+	d.fail(err)
 	return true
 }
 
