@@ -25,6 +25,11 @@
 // relays to /ws/frame (web/shell/sandbox.js; web/browsertest proves what
 // the frame cannot reach).
 //
+// The shell shares too (web/shell/sharing.js): it lists who shared each
+// gadget and at which role, gives editors and owners a share dialog
+// (share with a user, unshare, create, list and revoke links), and redeems
+// a link pasted into it or opened as its #redeem=… address.
+//
 // The listener, its TLS and its connection bounds are the caller's
 // (cmd/gadgetd); this package only answers requests.
 package web
