@@ -27,6 +27,7 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 	capnpserver "capnproto.org/go/capnp/v3/server"
+	"capnproto.org/go/capnp/v3/std/capnp/persistent"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
@@ -96,12 +97,15 @@ func validToken(ctx context.Context, st store.Store, hash store.TokenHash) (stor
 }
 
 // credential is the token a Workspace was obtained with, carried by that
-// Workspace and by every Gadget capability and session reached through it.
+// Workspace and by every Gadget capability and session reached through it;
+// or, for a capability restored from a saved token (Gateway.restore), that
+// token (saved set: persistent.go).
 type credential struct {
 	s         *Server
 	hash      store.TokenHash
 	id        string    // the token's public id, to mark it in listings
 	expiresAt time.Time // zero: never; a token's expiry never changes
+	saved     string    // the saved token's KeyedHash; "" for a login token
 
 	// validAt is 1 + the store's TokenRevocations count at which the token
 	// was last seen in the store (0: never), so a check reads the store
@@ -118,6 +122,9 @@ func newCredential(s *Server, hash store.TokenHash, tok store.Token) *credential
 func (c *credential) check(ctx context.Context) error {
 	if c == nil {
 		return nil
+	}
+	if c.saved != "" {
+		return c.checkSaved(ctx)
 	}
 	if !c.expiresAt.IsZero() && !time.Now().Before(c.expiresAt) {
 		return errCapExpired
@@ -164,17 +171,16 @@ func guardMethods(methods []capnpserver.Method, check func(context.Context) erro
 
 // guardSession wraps a session a guest returned so that every call on it
 // checks c and share (shares.go; nil for the owner's session) first, taking
-// ownership of session.
-func (c *credential) guardSession(session capnp.Client, share *shareCheck) capnp.Client {
-	if c == nil && share == nil {
-		return session
-	}
-	return capnp.NewClient(&guardedSession{session: session, cred: c, share: share})
+// ownership of session; and so that saver, never the guest, answers its
+// Persistent.save (persistent.go).
+func (c *credential) guardSession(session capnp.Client, share *shareCheck, saver *sessionSaver) capnp.Client {
+	return capnp.NewClient(&guardedSession{session: session, cred: c, share: share, save: saver})
 }
 
 // guardedSession forwards every call straight to the session (same
 // goroutine, no copy), like countedHook, once its credential and its share
-// check out.
+// check out; but a call of Persistent (save) goes to the host's saver, so a
+// guest never sees it, nor can answer it with a token of its own making.
 // A refused call is answered by a capability built with capserver, so that
 // it takes go-capnp's normal answer path even when calls were pipelined
 // onto it.
@@ -183,15 +189,25 @@ type guardedSession struct {
 	cred    *credential
 	share   *shareCheck
 
+	save      *sessionSaver
+	saverOnce sync.Once
+	saver     capnp.Client // save's capability; made on first use
+
 	refuseOnce sync.Once
 	refuser    capnp.Client // fails every call with refusal; made on first use
 	refusal    atomic.Pointer[error]
 }
 
-func (h *guardedSession) target(ctx context.Context) capnp.Client {
+// target is where a call of method m goes: the session, the host's saver
+// for any method of Persistent, or the refuser.
+func (h *guardedSession) target(ctx context.Context, m capnp.Method) capnp.Client {
 	err := h.cred.check(ctx)
 	if err == nil {
 		err = h.share.check(ctx)
+	}
+	if err == nil && m.InterfaceID == persistent.Persistent_TypeID {
+		h.saverOnce.Do(func() { h.saver = h.save.client() })
+		return h.saver
 	}
 	if err == nil {
 		return h.session
@@ -208,11 +224,11 @@ func (h *guardedSession) target(ctx context.Context) capnp.Client {
 }
 
 func (h *guardedSession) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
-	return h.target(ctx).SendCall(h.share.admitting(ctx), s)
+	return h.target(ctx, s.Method).SendCall(h.share.admitting(ctx), s)
 }
 
 func (h *guardedSession) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
-	return h.target(ctx).RecvCall(h.share.admitting(ctx), r)
+	return h.target(ctx, r.Method).RecvCall(h.share.admitting(ctx), r)
 }
 
 // Brand is the session's own, so wasmhost still knows its session when a
@@ -227,6 +243,8 @@ func (h *guardedSession) Shutdown() {
 	h.session.Release()
 	h.refuseOnce.Do(func() {}) // orders this read of refuser after its making
 	h.refuser.Release()
+	h.saverOnce.Do(func() {})
+	h.saver.Release()
 }
 
 func (h *guardedSession) String() string { return "guarded " + h.session.String() }
