@@ -10,18 +10,31 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gadgetd/gadgetd/internal/blueprint"
+	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 )
 
-// hostileName is a gadget name, and labelMarkup a link label, that would
-// be markup if the shell inserted them as HTML: the shell must show them
-// as the text they are, to every user.
+// hostileName is a gadget name, labelMarkup a link label and titleMarkup
+// a permission's title that would be markup if the shell inserted them as
+// HTML: the shell must show them as the text they are, to every user.
 const (
 	hostileName = `<img src=x onerror="document.title='pwned'">`
 	labelMarkup = `<b>for bob</b>`
+	titleMarkup = `<i>Count</i> up`
 )
 
 func TestSharingFromTheShell(t *testing.T) {
-	g := startGadgetd(t)
+	RequireChromium(t)
+	// The test counter, declaring permissions of its own (which it does not
+	// check), so that the dialog has them to show.
+	counter := blueprinttest.Bundle(t, blueprinttest.TestCounter)
+	counter.UIHTML = counterUI(t)
+	counter.Access = blueprint.Access{
+		Permissions: []blueprint.Permission{{Name: "read", Title: "See the count"}, {Name: "count", Title: titleMarkup}},
+		Roles:       map[string][]string{"viewer": {"read"}, "editor": {"count"}},
+	}
+	g := serveBlueprints(t, []*blueprint.Bundle{counter})
 	bobToken := g.issueToken(t, "bob")
 	alice := chromium{NewTab(t)}
 	bob, err := alice.OpenTab()
@@ -48,6 +61,13 @@ func TestSharingFromTheShell(t *testing.T) {
 		waitIn(t, alice, "bob among the shares", `document.querySelector(".share-dialog .shares li[data-user=bob]")?.textContent.includes("editor")`)
 		if name := evalIn[string](t, alice, `document.querySelector(".share-dialog h2 .name").textContent`); name != hostileName {
 			t.Errorf("the dialog names the gadget %q, want %q as text", name, hostileName)
+		}
+		waitIn(t, alice, "what each role may do", `document.querySelector(".share-dialog .role-permissions li[data-role=owner]")`)
+		if said := evalIn[[]string](t, alice, `[...document.querySelectorAll(".share-dialog .role-permissions li")].map((li) => li.textContent)`); strings.Join(said, "\n") != "viewer: See the count\neditor: See the count, "+titleMarkup+"\nowner: See the count, "+titleMarkup {
+			t.Errorf("the dialog says the roles may do %q, want each its own and the lower roles' permissions, titles as text", said)
+		}
+		if n := evalIn[int](t, alice, `document.querySelectorAll(".share-dialog i, .share-dialog h2 img").length`); n != 0 {
+			t.Errorf("the dialog has %d i or img elements: a title or name became markup", n)
 		}
 		click(t, alice, ".share-dialog button.close")
 

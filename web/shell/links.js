@@ -1,7 +1,7 @@
 // What the shell's sharing says and parses, with no DOM and no connection,
 // so that node tests it (web/js/test/shell.test.mjs): role names, the roles
-// one may give, a share link's URL and the secret in what a user pastes,
-// and a link's terms in words.
+// one may give and what each may do in a gadget, a share link's URL and
+// the secret in what a user pastes, and a link's terms in words.
 
 // ROLE_NAMES are Gadgets.Role's enumerants by value (schema/gadget.capnp:
 // viewer @0, editor @1, owner @2; ordinals never change).
@@ -16,6 +16,27 @@ export function roleName(role) {
 export function rolesUpTo(role) {
   return ROLE_NAMES.slice(0, Math.max(0, Math.min(role ?? 0, ROLE_NAMES.length - 1)) + 1)
     .map((name, value) => ({ name, value }));
+}
+
+// rolePermissions says what each role may do in a gadget whose blueprint
+// declares its own permissions ([{name, title}], Blueprint.permissions)
+// and the roles that bundle them ([{role, permissions: [name]}]): a role
+// holds its own and those of the roles below it, and an owner holds every
+// one. It is [{role: name, permissions: [title]}] for each role, lowest
+// first, or empty where the blueprint declares no permissions.
+export function rolePermissions(permissions, roles) {
+  if (permissions.length === 0) {
+    return [];
+  }
+  const title = new Map(permissions.map((p) => [p.name, p.title || p.name]));
+  const held = new Set();
+  return ROLE_NAMES.map((name, role) => {
+    const own = role === ROLE_NAMES.length - 1
+      ? permissions.map((p) => p.name)
+      : roles.filter((r) => r.role === role).flatMap((r) => r.permissions);
+    own.forEach((p) => held.add(p));
+    return { role: name, permissions: [...held].map((p) => title.get(p) ?? p) };
+  });
 }
 
 // REDEEM is the shell's URL fragment that carries a link's secret.

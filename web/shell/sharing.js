@@ -9,7 +9,7 @@
 // Each failure is shown, as the server worded it, next to what failed.
 
 import { release, schema } from "/static/gadgetd.js";
-import { EXPIRY_CHOICES, linkTerms, linkURL, roleName, rolesUpTo } from "/shell/links.js";
+import { EXPIRY_CHOICES, linkTerms, linkURL, roleName, rolePermissions, rolesUpTo } from "/shell/links.js";
 
 export class ShareDialog {
   // id and g.name, g.blueprint, g.role are the open gadget's; workspace()
@@ -80,16 +80,14 @@ export class ShareDialog {
       const ws = await this.workspace();
       const res = await ws.blueprints().promise();
       const b = [...res.blueprints].find((b) => b.name === this.g.blueprint);
-      const perms = new Map([...(b?.permissions ?? [])].map((p) => [p.name, p.title || p.name]));
-      const roles = [...(b?.roles ?? [])];
-      if (roles.length === 0) {
-        this.rolesNote.replaceChildren();
-        return;
-      }
-      this.rolesNote.replaceChildren(h("p", { class: "muted" }, "In this gadget:"),
-        h("ul", { class: "role-permissions" }, ...roles.map((r) =>
-          h("li", {}, h("strong", {}, roleName(r.role)), ": ",
-            this.cutText([...r.permissions].map((p) => perms.get(p) ?? p).join(", ") || "nothing of its own")))));
+      const held = rolePermissions(
+        [...(b?.permissions ?? [])].map((p) => ({ name: p.name, title: p.title })),
+        [...(b?.roles ?? [])].map((r) => ({ role: r.role, permissions: [...r.permissions] })));
+      this.rolesNote.replaceChildren(...(held.length === 0 ? [] : [
+        h("p", { class: "muted" }, "What each role may do in this gadget:"),
+        h("ul", { class: "role-permissions" }, ...held.map((r) =>
+          h("li", { "data-role": r.role }, h("strong", {}, r.role), ": ",
+            this.cutText(r.permissions.join(", ") || "nothing of its own"))))]));
     } catch (e) {
       this.rolesNote.replaceChildren(h("p", { class: "error" }, `roles: ${this.errorText(e)}`));
     }

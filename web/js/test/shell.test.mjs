@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { EXPIRY_CHOICES, linkTerms, linkURL, roleName, rolesUpTo, secretFrom, secretInFragment } from "../../shell/links.js";
+import { EXPIRY_CHOICES, linkTerms, linkURL, roleName, rolePermissions, rolesUpTo, secretFrom, secretInFragment } from "../../shell/links.js";
 
 const SECRET = "gdl_eZIUB3FbiqsP-mGHpOANXQ";
 
@@ -51,4 +51,15 @@ test("a link's terms say who made it and what is left of it", () => {
 test("exactly one expiry is the default, and never is a choice", () => {
   assert.equal(EXPIRY_CHOICES.filter((c) => c.default).length, 1);
   assert.ok(EXPIRY_CHOICES.some((c) => c.seconds === 0));
+});
+
+test("each role may do its own permissions and those of the roles below, an owner all", () => {
+  const perms = [{ name: "read", title: "Read" }, { name: "edit", title: "Edit" }, { name: "admin", title: "" }];
+  assert.deepEqual(rolePermissions(perms, [{ role: 0, permissions: ["read"] }, { role: 1, permissions: ["edit"] }]), [
+    { role: "viewer", permissions: ["Read"] },
+    { role: "editor", permissions: ["Read", "Edit"] },
+    { role: "owner", permissions: ["Read", "Edit", "admin"] },
+  ]);
+  assert.deepEqual(rolePermissions(perms, []).map((r) => r.permissions.length), [0, 0, 3]);
+  assert.deepEqual(rolePermissions([], []), []);
 });
