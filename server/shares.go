@@ -29,25 +29,25 @@ import (
 // once the share is gone. Disconnected: the capability is gone for good.
 var errShareRevoked = capnp.Disconnected("the share this capability was obtained through was revoked, lowered, or its gadget removed")
 
-// shareCheck holds a session opened through a share to the role it was
-// opened with.
+// shareCheck holds a session opened through a share to the chain of grants
+// it was opened through, as it was then: it fails once any grant along the
+// chain is revoked, lowered or moved, even if the role came back since.
 type shareCheck struct {
-	s        *Server
-	gadgetID string
-	userID   string
-	role     store.Role
+	s     *Server
+	via   string // the grant the session's role came through
+	stamp string // its store.ChainStamp at open
 
-	// validAt is 1 + the store's ShareChanges count at which the user last
-	// held role (0: never), so a check reads the store only after a change.
+	// validAt is 1 + the store's ShareChanges count at which the chain
+	// was last seen unchanged (0: never), so a check reads the store only
+	// after a change.
 	validAt atomic.Uint64
-	// revoked is set by the first check that finds the role gone: a
-	// session that failed as disconnected stays so, even if the user is
-	// given the role again (an outside tester's session came back).
+	// revoked is set by the first check that finds the chain changed: a
+	// session that failed as disconnected stays so.
 	revoked atomic.Bool
 }
 
-// check fails once the user no longer holds the role. A nil check (an
-// owner's session) passes.
+// check fails once the session's chain of grants has changed. A nil check
+// (an owner's session) passes.
 func (c *shareCheck) check(ctx context.Context) error {
 	if c == nil {
 		return nil
@@ -59,9 +59,9 @@ func (c *shareCheck) check(ctx context.Context) error {
 	if c.validAt.Load() == changes+1 {
 		return nil
 	}
-	a, err := c.s.store.Access(ctx, c.gadgetID, c.userID)
+	stamp, err := c.s.store.ChainStamp(ctx, c.via)
 	switch {
-	case errors.Is(err, store.ErrNotFound), err == nil && a.Role < c.role:
+	case errors.Is(err, store.ErrNotFound), err == nil && stamp != c.stamp:
 		c.revoked.Store(true)
 		return errShareRevoked
 	case err != nil:
@@ -123,7 +123,7 @@ func (g *gadgetCap) shareCheckFor(a store.GadgetAccess) *shareCheck {
 	if a.Gadget.OwnerID == g.user.ID {
 		return nil
 	}
-	return &shareCheck{s: g.s, gadgetID: g.id, userID: g.user.ID, role: a.Role}
+	return &shareCheck{s: g.s, via: a.Via.ID, stamp: a.Stamp}
 }
 
 // errNoUser names a user that does not exist.

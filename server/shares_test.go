@@ -12,6 +12,7 @@ import (
 
 	"github.com/gadgetd/gadgetd/examples/notes/notespb"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
+	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/testcounter/countertest"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
@@ -522,4 +523,39 @@ func unshareBehindAHold(t *testing.T, ws map[string]schema.Workspace, hold time.
 		t.Fatalf("the call that held the gadget: %v", err)
 	}
 	return true
+}
+
+// bob's session, opened as editor, makes no call while alice lowers him to
+// viewer and raises him back: its next call fails, disconnected, as if it
+// had been made in between. Raising alone ends nothing. (It went on: the
+// check compared roles only.)
+func TestASessionWhoseRoleDroppedAndCameBackStaysEnded(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	mustShare(t, openGadget(t, ws["bob"], id), "carol", schema.Role_editor)
+	bobs := session(t, openGadget(t, ws["bob"], id))
+	carols := session(t, openGadget(t, ws["carol"], id))
+	for who, s := range map[string]counterpb.Counter{"bob": bobs, "carol": carols} {
+		if _, err := countertest.Increment(testCtx(t), s); err != nil {
+			t.Fatalf("%s's session: %v", who, err)
+		}
+	}
+	mustShare(t, g, "bob", schema.Role_owner)
+	for who, s := range map[string]counterpb.Counter{"bob": bobs, "carol": carols} {
+		if _, err := countertest.Increment(testCtx(t), s); err != nil {
+			t.Fatalf("%s's session, once bob was raised: %v", who, err)
+		}
+	}
+	mustShare(t, g, "bob", schema.Role_viewer)
+	mustShare(t, g, "bob", schema.Role_editor)
+	for who, s := range map[string]counterpb.Counter{"bob": bobs, "carol": carols} {
+		if _, err := countertest.Increment(testCtx(t), s); !capnp.IsDisconnected(err) {
+			t.Fatalf("%s's session, after bob was lowered and raised back: %v, want disconnected", who, err)
+		}
+	}
+	if _, err := countertest.Increment(testCtx(t), session(t, openGadget(t, ws["carol"], id))); err != nil {
+		t.Fatalf("carol's new session: %v", err)
+	}
 }

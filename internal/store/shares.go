@@ -76,6 +76,10 @@ type Grant struct {
 	SharerID  string // for a link: its creator
 	CreatedAt time.Time
 	Link      *LinkTerms `json:",omitempty"` // set on a link's grant only (links.go)
+	// Gen counts the times a re-share lowered the grant's role or hung
+	// it below another grant: a chain whose generations are unchanged has
+	// lost nothing since (ChainStamp).
+	Gen uint64 `json:",omitempty"`
 }
 
 // GadgetAccess is a gadget as one user reaches it.
@@ -83,6 +87,8 @@ type GadgetAccess struct {
 	Gadget GadgetRecord
 	Role   Role  // the user's effective role
 	Via    Grant // the grant the role comes through; zero for the owner
+	// Stamp is Via's ChainStamp ("" for the owner), as Access read it.
+	Stamp string
 }
 
 func holderKey(holder, gadget, grant string) []byte {
@@ -203,6 +209,29 @@ func chainRole(tx *bolt.Tx, g Grant, avoid string) (Role, bool, error) {
 	}
 }
 
+// chainStamp names g's chain up to the gadget's owner as it is now: each
+// grant's id and generation. ok is false if the chain no longer reaches
+// the owner.
+func chainStamp(tx *bolt.Tx, g Grant) (stamp string, ok bool, err error) {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for {
+		if seen[g.ID] {
+			return "", false, nil
+		}
+		seen[g.ID] = true
+		fmt.Fprintf(&b, "%s:%d/", g.ID, g.Gen)
+		if g.ParentID == "" {
+			return b.String(), true, nil
+		}
+		if g, err = getGrant(tx, g.ParentID); errors.Is(err, ErrNotFound) {
+			return "", false, nil
+		} else if err != nil {
+			return "", false, err
+		}
+	}
+}
+
 // access returns userID's effective role on gadget and the grant it comes
 // through (none for the owner), ignoring chains through grant avoid; ok is
 // false if userID may not reach the gadget at all. Of grants giving the
@@ -260,12 +289,32 @@ func (s *BoltStore) Access(ctx context.Context, gadgetID, userID string) (Gadget
 		if err == nil && !ok {
 			err = ErrNotFound
 		}
+		if err != nil || a.Via.ID == "" {
+			return err
+		}
+		a.Stamp, _, err = chainStamp(tx, a.Via)
 		return err
 	})
 	if err != nil {
 		return GadgetAccess{}, err
 	}
 	return a, nil
+}
+
+func (s *BoltStore) ChainStamp(ctx context.Context, grantID string) (string, error) {
+	var stamp string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		g, err := getGrant(tx, grantID)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if stamp, ok, err = chainStamp(tx, g); err == nil && !ok {
+			err = ErrNotFound
+		}
+		return err
+	})
+	return stamp, err
 }
 
 func (s *BoltStore) Share(ctx context.Context, gadgetID, sharerID, holderID string, role Role) (Grant, error) {
@@ -307,8 +356,12 @@ func (s *BoltStore) Share(ctx context.Context, gadgetID, sharerID, holderID stri
 		out = Grant{ID: NewID(), GadgetID: gadgetID, ParentID: via.ID, Role: role, HolderID: holderID, SharerID: sharerID, CreatedAt: time.Now().UTC().Truncate(time.Millisecond)}
 		if old.ID != "" {
 			// Replaced in place: the grant keeps its id, age and
-			// children, so what its holder shared on lives on.
-			out.ID, out.CreatedAt = old.ID, old.CreatedAt
+			// children, so what its holder shared on lives on; a
+			// session opened through it ends if it lost anything.
+			out.ID, out.CreatedAt, out.Gen = old.ID, old.CreatedAt, old.Gen
+			if out.Role < old.Role || out.ParentID != old.ParentID {
+				out.Gen++
+			}
 			if err := dropGrant(tx, old); err != nil {
 				return err
 			}

@@ -252,3 +252,49 @@ func TestGrantsSurviveReopen(t *testing.T) {
 		t.Fatalf("bob's access after reopen: %+v, %v", a, err)
 	}
 }
+
+// A chain's stamp, as Access gives it, stays while the chain only gains
+// (a raise) and changes for good once a grant along it was lowered, even
+// if raised back; it is gone once a grant along it is revoked.
+func TestAChainsStampChangesForGoodWhenAGrantAlongItIsLowered(t *testing.T) {
+	ctx := context.Background()
+	sh := newSharing(t, "alice", "bob", "carol")
+	sh.mustShare("alice", "bob", store.RoleEditor)
+	sh.mustShare("bob", "carol", store.RoleEditor)
+	access := func(name string) store.GadgetAccess {
+		a, err := sh.s.Access(ctx, sh.gadget, sh.users[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	carol := access("carol")
+	stampNow := func() string {
+		stamp, err := sh.s.ChainStamp(ctx, carol.Via.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stamp
+	}
+	if carol.Stamp == "" || stampNow() != carol.Stamp {
+		t.Fatalf("carol's stamp %q, now %q; want the same, not empty", carol.Stamp, stampNow())
+	}
+	sh.mustShare("alice", "bob", store.RoleOwner)
+	if got := stampNow(); got != carol.Stamp {
+		t.Fatalf("after raising bob: %q, want unchanged %q", got, carol.Stamp)
+	}
+	sh.mustShare("alice", "bob", store.RoleViewer)
+	sh.mustShare("alice", "bob", store.RoleEditor)
+	if got := stampNow(); got == carol.Stamp {
+		t.Fatalf("after lowering bob and raising him back: %q unchanged", got)
+	}
+	if got := access("carol").Stamp; got != stampNow() {
+		t.Fatalf("Access's stamp %q, ChainStamp's %q", got, stampNow())
+	}
+	if _, err := sh.s.Unshare(ctx, sh.gadget, sh.users["alice"], sh.users["bob"]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.s.ChainStamp(ctx, carol.Via.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after revoking bob: %v, want ErrNotFound", err)
+	}
+}

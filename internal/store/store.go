@@ -143,6 +143,11 @@ type Store interface {
 	// ShareChanges grows with every committed change to grants, so callers
 	// may cache an access check until it grows.
 	ShareChanges() uint64
+	// ChainStamp names the chain from grant grantID up to its gadget's
+	// owner as it is now (GadgetAccess.Stamp): it changes whenever a grant
+	// along it is lowered, moved or replaced, even if the role comes back;
+	// ErrNotFound once the chain is broken (a grant along it revoked).
+	ChainStamp(ctx context.Context, grantID string) (string, error)
 
 	// Links (links.go). CreateLink adds a link held by holder (a
 	// LinkHolder) giving role, below creatorID's grant, unless creatorID
