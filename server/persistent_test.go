@@ -238,6 +238,37 @@ func TestASaverWhoLostAccessRestoresNothing(t *testing.T) {
 	}
 }
 
+// TestARestoredCapabilityDiesWithTheGrantItsTokenWasSavedThrough: bob
+// saves as carol's editor, and keeps dave's viewer share when carol
+// revokes hers; what he restored before fails all the same.
+func TestARestoredCapabilityDiesWithTheGrantItsTokenWasSavedThrough(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol", "dave")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "carol", schema.Role_editor)
+	mustShare(t, g, "dave", schema.Role_editor)
+	mustShare(t, openGadget(t, ws["dave"], id), "bob", schema.Role_viewer)
+	mustShare(t, openGadget(t, ws["carol"], id), "bob", schema.Role_editor)
+	token := mustSave(t, capnp.Client(openGadget(t, ws["bob"], id)))
+	restored := schema.Gadget(h.mustRestore(t, token))
+	if role, err := infoRole(t, restored); err != nil || role != schema.Role_editor {
+		t.Fatalf("restored: %v, %v", role, err)
+	}
+
+	if _, err := unshare(t, openGadget(t, ws["carol"], id), "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if role, err := infoRole(t, openGadget(t, ws["bob"], id)); err != nil || role != schema.Role_viewer {
+		t.Fatalf("bob after carol's revocation: %v, %v; want dave's viewer share", role, err)
+	}
+	if _, err := infoRole(t, restored); !capnp.IsDisconnected(err) {
+		t.Fatalf("the capability restored before: %v, want disconnected", err)
+	}
+	if _, err := h.restore(t, token); reason(err) != "invalid token" {
+		t.Fatalf("restoring after: %v", err)
+	}
+}
+
 func TestDroppingASavedTokenKillsItAndWhatItRestored(t *testing.T) {
 	h := start(t, t.TempDir())
 	ws := h.login(t, h.token("alice"))
