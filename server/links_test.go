@@ -345,3 +345,30 @@ func TestLinksShowsAnOwnerEveryLinkAndAnEditorTheirOwn(t *testing.T) {
 		}
 	}
 }
+
+// bob, an editor, made a link; lowered to viewer he could make none, so
+// his link redeems nothing (the same "invalid or expired link"), while
+// what was redeemed before goes on at no more than bob holds. (It stayed
+// redeemable.)
+func TestALinkIsNotRedeemableOnceItsCreatorCouldNotMakeIt(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol", "dave")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	secret, _ := mustLink(t, openGadget(t, ws["bob"], id), schema.Role_viewer, linkOpts{})
+	carols := mustRedeem(t, ws["carol"], secret)
+
+	mustShare(t, g, "bob", schema.Role_viewer)
+	if _, _, _, err := redeem(t, ws["dave"], secret); err == nil || !strings.Contains(err.Error(), "invalid or expired link") {
+		t.Fatalf("dave redeeming bob's link once bob is a viewer: %v, want invalid or expired link", err)
+	}
+	if _, ok := reached(t, ws["dave"], id); ok {
+		t.Fatal("dave reaches the gadget")
+	}
+	if role, err := infoRole(t, carols); err != nil || role != schema.Role_viewer {
+		t.Fatalf("carol's redemption made before: %s, %v; want viewer", role, err)
+	}
+	// An editor again, bob could make the link again: it redeems.
+	mustShare(t, g, "bob", schema.Role_editor)
+	mustRedeem(t, ws["dave"], secret)
+}

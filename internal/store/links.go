@@ -11,9 +11,10 @@ package store
 //
 //	"linksbycreator"  creator/grant -> empty (the per-user bound; pruning)
 //
-// Expiry and consumption end redeeming, not what was redeemed: a dead link
-// stays in the tree while redemptions hang below it, and is pruned when its
-// creator next creates a link once nothing does.
+// Expiry, consumption and its creator's loss of the editor role end
+// redeeming, not what was redeemed (which the creator's role bounds along
+// the chain): a dead link stays in the tree while redemptions hang below
+// it, and is pruned when its creator next creates a link once nothing does.
 
 import (
 	"context"
@@ -266,7 +267,13 @@ func (s *BoltStore) Redeem(ctx context.Context, holder, userID string, now time.
 		if err != nil {
 			return err
 		}
-		if !reaches || !l.Link.Redeemable(now) {
+		// A link is only as good as its creator's power to make it: one
+		// lowered to viewer, or without access, can make none now.
+		creator, _, creatorReaches, err := access(tx, a.Gadget, l.SharerID, "")
+		if err != nil {
+			return err
+		}
+		if !reaches || !l.Link.Redeemable(now) || !creatorReaches || creator < RoleEditor {
 			return ErrLinkInvalid
 		}
 		have, via, ok, err := access(tx, a.Gadget, userID, "")

@@ -230,3 +230,21 @@ func TestLinkBoundsCountRedeemableLinksAndDeadOnesArePruned(t *testing.T) {
 		t.Fatalf("%d links stored, want b1 and a4: the expired ones, with no redemptions, pruned", len(links))
 	}
 }
+
+// A link redeems only while its creator may make links: not once they are
+// a viewer, and again once they are an editor.
+func TestALinkRedeemsOnlyWhileItsCreatorMayMakeLinks(t *testing.T) {
+	sh := newSharing(t, "alice", "bob", "carol", "dave")
+	sh.mustShare("alice", "bob", store.RoleEditor)
+	sh.mustLink("bob", "s1", store.RoleViewer, store.LinkTerms{})
+	sh.mustRedeem("carol", "s1")
+	sh.mustShare("alice", "bob", store.RoleViewer)
+	if _, err := sh.redeemAt("dave", "s1", time.Now()); !errors.Is(err, store.ErrLinkInvalid) {
+		t.Fatalf("redeeming a viewer's link: %v, want ErrLinkInvalid", err)
+	}
+	if got := sh.role("carol"); got != int(store.RoleViewer) {
+		t.Fatalf("carol's redemption: role %d, want viewer", got)
+	}
+	sh.mustShare("alice", "bob", store.RoleEditor)
+	sh.mustRedeem("dave", "s1")
+}
