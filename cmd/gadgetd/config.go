@@ -70,6 +70,7 @@ type serveConfig struct {
 		MaxGadgets           count `toml:"max_gadgets"`
 		MaxBlueprintVersions count `toml:"max_blueprint_versions"`
 		MaxLinks             count `toml:"max_links"`
+		MaxSaved             count `toml:"max_saved"`
 		MaxCallsInFlight     count `toml:"max_calls_in_flight"`
 		MaxCallBytes         size  `toml:"max_call_bytes_in_flight"`
 	} `toml:"users"`
@@ -144,7 +145,7 @@ func defaultServeConfig() serveConfig {
 	n.TotalCallsInFlight, n.TotalCallBytes = server.DefaultMaxInFlightTotal, server.DefaultMaxInFlightBytesTotal
 	n.IdleTimeout, n.MessageTimeout = duration(server.DefaultIdleTimeout), duration(server.DefaultMessageTimeout)
 	s.MaxConnections, s.MaxGadgets, s.MaxBlueprintVersions = server.DefaultMaxConnectionsPerUser, server.DefaultMaxGadgetsPerUser, server.DefaultMaxBlueprintVersionsPerUser
-	s.MaxLinks = server.DefaultMaxLinksPerUser
+	s.MaxLinks, s.MaxSaved = server.DefaultMaxLinksPerUser, server.DefaultMaxSavedPerUser
 	s.MaxCallsInFlight, s.MaxCallBytes = server.DefaultMaxInFlightPerUser, server.DefaultMaxInFlightBytesPerUser
 	d.MaxConcurrent, d.MaxPerUser, d.Timeout = server.DefaultMaxCompiles, server.DefaultMaxCompilesPerUser, duration(server.DefaultInstallTimeout)
 	d.CompileCPU, d.CompileMemory = duration(wasmhost.DefaultCompileCPUTime), wasmhost.DefaultCompileMemory
@@ -233,6 +234,7 @@ func (c *serveConfig) serverOptions() []server.Option {
 		server.WithUserQuotas(int(u.MaxGadgets), int(u.MaxBlueprintVersions)),
 		server.WithMaxConnectionsPerUser(int(u.MaxConnections)),
 		server.WithLinkLimits(int(g.MaxLinks), int(u.MaxLinks)),
+		server.WithMaxSavedPerUser(int(u.MaxSaved)),
 		server.WithMaxInFlightPerUser(int(u.MaxCallsInFlight), uint64(u.MaxCallBytes)),
 		server.WithInstallLimits(int(i.MaxConcurrent), int(i.MaxPerUser)),
 		server.WithInstallTimeout(time.Duration(i.Timeout)),

@@ -46,7 +46,7 @@ var commands = append([]*command{
 		run: func(args []string, stdout, _ io.Writer) error { return newToken(args, stdout) }},
 	{name: "token revoke", args: "ID", about: "revoke a token (yours only; revoking the one in use ends your access)", client: true,
 		run: clientCommand("token revoke", 1, 1, revokeToken)},
-}, slices.Concat(shareCommands, linkCommands, gatekeeperCommands)...)
+}, slices.Concat(shareCommands, linkCommands, savedCommands, gatekeeperCommands)...)
 
 const overview = `gadgetd runs small personal apps ("gadgets") in WebAssembly sandboxes and
 serves them over Cap'n Proto.
