@@ -88,3 +88,52 @@ func Example() {
 	fmt.Println("counter is now", res.Value())
 	// Output: counter is now 1
 }
+
+// Save a session, and restore it later over another connection that never
+// logs in: the token is the credential, and it acts as the user who saved
+// it.
+func ExampleSave() {
+	ctx := context.Background()
+	addr, token, stop := startServer(ctx)
+	defer stop()
+
+	conn, err := client.Dial(ctx, addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	ws, release := conn.Login(ctx, token)
+	defer release()
+	created, release := ws.Create(ctx, func(p schema.Workspace_create_Params) error {
+		return p.SetBlueprint("counter")
+	})
+	defer release()
+	opened, release := created.Gadget().Open(ctx, nil)
+	defer release()
+	session := opened.Session()
+	incremented, release := counterpb.Counter(session).Increment(ctx, nil)
+	defer release()
+	if _, err := incremented.Struct(); err != nil {
+		log.Fatal(err)
+	}
+	saved, err := client.Save(ctx, session)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	later, err := client.Dial(ctx, addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer later.Close()
+	restored, release := later.Restore(ctx, saved)
+	defer release()
+	again, release := counterpb.Counter(restored).Increment(ctx, nil)
+	defer release()
+	res, err := again.Struct()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("the restored session counts", res.Value())
+	// Output: the restored session counts 2
+}
