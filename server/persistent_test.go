@@ -1,6 +1,11 @@
 package server_test
 
 import (
+	"bytes"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"capnproto.org/go/capnp/v3"
@@ -424,4 +429,37 @@ func TestARestoringConnectionCountsAsTheSaversConnection(t *testing.T) {
 	token := mustSave(t, capnp.Client(g))
 	_, err := h.restore(t, token)
 	requireErrorContains(t, err, "connections logged in, the most one user may have")
+}
+
+// TestASavedTokenOutlivesARestartAndOnlyItsKeyedHashIsStored: the data
+// file holds the token's record, not its secret in any form.
+func TestASavedTokenOutlivesARestartAndOnlyItsKeyedHashIsStored(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, dir)
+	ws := h.login(t, h.token("alice"))
+	g, _ := create(t, ws, "counter")
+	token := mustSave(t, capnp.Client(g))
+	id := savedIDs(t, ws)[0]
+	h.stop()
+	raw, err := os.ReadFile(filepath.Join(dir, "gadgetd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte(id)) {
+		t.Fatal("the saved token's id is not in the data file: the scan is blind")
+	}
+	secret, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(token, "gds_"))
+	if err != nil || len(secret) != 16 {
+		t.Fatalf("token %q is not gds_ and base64url of 128 bits: %v", token, err)
+	}
+	for _, s := range []string{token, strings.TrimPrefix(token, "gds_"), string(secret)} {
+		if bytes.Contains(raw, []byte(s)) {
+			t.Fatal("a saved token's secret is in the data file")
+		}
+	}
+
+	h = start(t, dir)
+	if role, err := infoRole(t, schema.Gadget(h.mustRestore(t, token))); err != nil || role != schema.Role_owner {
+		t.Fatalf("restored after a restart: %v, %v", role, err)
+	}
 }
