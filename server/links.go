@@ -48,8 +48,9 @@ const (
 var errLinkInvalid = errString(store.ErrLinkInvalid.Error())
 
 // WithLinkLimits bounds the live links of one gadget, and those one user
-// created. Past either, createLink fails with an error naming the limit
-// until a link is revoked or expires.
+// created; of a gadget's, a quarter is kept for its owner
+// (store.LinkLimits). Past any bound, createLink fails with an error naming
+// it until a link is revoked or expires.
 func WithLinkLimits(perGadget, perUser int) Option {
 	return func(c *config) {
 		c.links.PerGadget = positiveOr(perGadget, c.links.PerGadget)

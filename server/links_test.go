@@ -372,3 +372,26 @@ func TestALinkIsNotRedeemableOnceItsCreatorCouldNotMakeIt(t *testing.T) {
 	mustShare(t, g, "bob", schema.Role_editor)
 	mustRedeem(t, ws["dave"], secret)
 }
+
+// Of a gadget's links a quarter is its owner's alone: each other user may
+// hold a quarter, and all of them together three quarters, so the owner can
+// always make links however many editors make theirs. (One editor could
+// make all of them.)
+func TestUsersAGadgetIsSharedWithCannotUseUpItsOwnersLinks(t *testing.T) {
+	h := start(t, t.TempDir(), server.WithLinkLimits(4, 100))
+	ws := h.users(t, "alice", "bob", "carol", "dave", "erin")
+	g, id := create(t, ws["alice"], "counter")
+	editors := map[string]schema.Gadget{}
+	for _, name := range []string{"bob", "carol", "dave", "erin"} {
+		mustShare(t, g, name, schema.Role_editor)
+		editors[name] = openGadget(t, ws[name], id)
+	}
+	mustLink(t, editors["bob"], schema.Role_viewer, linkOpts{})
+	_, _, err := createLink(t, editors["bob"], schema.Role_viewer, linkOpts{})
+	requireErrorContains(t, err, "you have 1 live links on gadget "+`"`+id+`"`+", the most a user other than its owner may")
+	mustLink(t, editors["carol"], schema.Role_viewer, linkOpts{})
+	mustLink(t, editors["dave"], schema.Role_viewer, linkOpts{})
+	_, _, err = createLink(t, editors["erin"], schema.Role_viewer, linkOpts{})
+	requireErrorContains(t, err, "has 3 live links made by users other than its owner, the most they may make together")
+	mustLink(t, g, schema.Role_viewer, linkOpts{})
+}

@@ -80,7 +80,16 @@ type Link struct {
 }
 
 // LinkLimits bounds the redeemable links of one gadget and of one creator.
+// Of a gadget's PerGadget, a quarter is kept for its owner: every other
+// user may hold a quarter on it, and all of them together the rest, so no
+// one who was shared the gadget can use up its owner's links.
 type LinkLimits struct{ PerGadget, PerCreator int }
+
+// others returns how many redeemable links on one gadget each user other
+// than its owner may hold, and how many all of them together.
+func (l LinkLimits) others() (each, together int) {
+	return max(1, l.PerGadget/4), l.PerGadget - l.PerGadget/4
+}
 
 // indexLink adds (put) or removes a link's grant from linksbycreator, with
 // putGrant and dropGrant.
@@ -186,6 +195,17 @@ func (s *BoltStore) CreateLink(ctx context.Context, gadgetID, creatorID, holder 
 		}
 		if n := countRedeemable(ours, now); n >= lim.PerGadget {
 			return fmt.Errorf("%w: gadget %q has %d live links, the limit is %d; revoke one first", ErrLimit, gadgetID, n, lim.PerGadget)
+		}
+		if creatorID != gadget.OwnerID {
+			each, together := lim.others()
+			here := countRedeemable(slices.DeleteFunc(slices.Clone(ours), func(l Grant) bool { return l.SharerID != creatorID }), now)
+			if here >= each {
+				return fmt.Errorf("%w: you have %d live links on gadget %q, the most a user other than its owner may; revoke one first", ErrLimit, here, gadgetID)
+			}
+			notOwners := countRedeemable(slices.DeleteFunc(ours, func(l Grant) bool { return l.SharerID == gadget.OwnerID }), now)
+			if notOwners >= together {
+				return fmt.Errorf("%w: gadget %q has %d live links made by users other than its owner, the most they may make together (the rest are kept for its owner); revoke one first", ErrLimit, gadgetID, notOwners)
+			}
 		}
 		out = Grant{ID: NewID(), GadgetID: gadgetID, ParentID: via.ID, Role: role, HolderID: holder, SharerID: creatorID, CreatedAt: now.UTC().Truncate(time.Millisecond), Link: &terms}
 		s.afterCommit(tx)
