@@ -20,6 +20,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +45,15 @@ type Gadget struct {
 	mod    *wasmhost.Module
 	host   *memhost.Host
 	gadget *wasmhost.Sandbox
+
+	// mu guards open, which the sessions' contexts read from the runtime's
+	// goroutines.
+	mu   sync.Mutex
+	open []*openSession // the sessions open now, oldest first
 }
+
+// openSession is one session Open opened and nobody has released yet.
+type openSession struct{ caller Caller }
 
 // Start builds the guest package in dir (usually ".", the package under
 // test) and starts it with empty storage.
@@ -92,10 +102,14 @@ type Caller struct {
 
 // Open opens a session as caller and returns it, for the test to cast to
 // the blueprint's session type (hellopb.Hello(c)). The session is released
-// when the test ends.
+// when the test ends, or when the test releases it; until then its caller
+// is among those its gadget's sessions' contexts answer as present.
 func (g *Gadget) Open(t testing.TB, caller Caller) capnp.Client {
 	t.Helper()
 	ctx := context.Background()
+	// Present before the guest is asked, as on gadgetd: a guest that asks
+	// during open finds its own caller.
+	here := g.enter(caller)
 	guest := g.gadget.Guest()
 	defer guest.Release()
 	f, release := guest.Open(ctx, func(p schema.Guest_open_Params) error {
@@ -106,16 +120,80 @@ func (g *Gadget) Open(t testing.TB, caller Caller) capnp.Client {
 		if err := caller.fill(c); err != nil {
 			return err
 		}
-		return p.SetContext(schema.SessionContext_ServerToClient(sessionContext{caller}))
+		return p.SetContext(schema.SessionContext_ServerToClient(sessionContext{caller: caller, g: g}))
 	})
 	defer release()
 	if _, err := f.Struct(); err != nil {
+		g.leave(here)
 		t.Fatalf("guesttest: opening a session as %+v: %v", caller, err)
 	}
-	session := f.Session().AddRef()
+	session := capnp.NewClient(&openHook{session: f.Session().AddRef(), leave: func() { g.leave(here) }})
 	t.Cleanup(session.Release)
 	return session
 }
+
+func (g *Gadget) enter(caller Caller) *openSession {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := &openSession{caller: caller}
+	g.open = append(g.open, s)
+	return s
+}
+
+func (g *Gadget) leave(s *openSession) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open = slices.DeleteFunc(g.open, func(o *openSession) bool { return o == s })
+}
+
+// present returns who has a session open, as gadgetd's SessionContext
+// answers: one Caller per user, with their highest role, in the order of
+// their oldest open session.
+func (g *Gadget) present() []Caller {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var people []Caller
+	for _, s := range g.open {
+		i := slices.IndexFunc(people, func(c Caller) bool { return c.UserID == s.caller.UserID })
+		if i < 0 {
+			people = append(people, s.caller)
+			continue
+		}
+		people[i].Role = max(people[i].Role, s.caller.Role)
+	}
+	return people
+}
+
+// openHook is a session Open returned: it forwards every call to the
+// guest's session and leaves the open sessions when its last reference is
+// gone.
+type openHook struct {
+	session capnp.Client
+	leave   func()
+}
+
+func (h *openHook) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
+	return h.session.SendCall(ctx, s)
+}
+
+func (h *openHook) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
+	return h.session.RecvCall(ctx, r)
+}
+
+// Brand is the session's own, so the runtime still knows its session when
+// a test hands it back to the gadget.
+func (h *openHook) Brand() capnp.Brand {
+	snap := h.session.Snapshot()
+	defer snap.Release()
+	return snap.Brand()
+}
+
+func (h *openHook) Shutdown() {
+	h.leave()
+	h.session.Release()
+}
+
+func (h *openHook) String() string { return "guesttest " + h.session.String() }
 
 func (c Caller) fill(dst schema.Caller) error {
 	dst.SetRole(c.Role)
@@ -127,8 +205,12 @@ func (c Caller) fill(dst schema.Caller) error {
 
 // sessionContext is the SessionContext a session opened by Open gets: its
 // caller method answers the Caller the session was opened as (a test host
-// has no tokens to revoke).
-type sessionContext struct{ caller Caller }
+// has no tokens to revoke), and present the callers of the sessions of its
+// gadget open now.
+type sessionContext struct {
+	caller Caller
+	g      *Gadget
+}
 
 func (sc sessionContext) Caller(ctx context.Context, call schema.SessionContext_caller) error {
 	res, err := call.AllocResults()
@@ -143,7 +225,21 @@ func (sc sessionContext) Caller(ctx context.Context, call schema.SessionContext_
 }
 
 func (sc sessionContext) Present(ctx context.Context, call schema.SessionContext_present) error {
-	return capnp.Unimplemented("present is not implemented yet")
+	people := sc.g.present()
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	list, err := res.NewPresent(int32(len(people)))
+	if err != nil {
+		return err
+	}
+	for i, c := range people {
+		if err := c.fill(list.At(i)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Restart closes the gadget and starts it again on the same storage: a
@@ -152,6 +248,9 @@ func (sc sessionContext) Present(ctx context.Context, call schema.SessionContext
 // storage. Sessions opened before the restart fail; open new ones.
 func (g *Gadget) Restart(t testing.TB) {
 	t.Helper()
+	g.mu.Lock()
+	g.open = nil // those sessions are gone with their instance
+	g.mu.Unlock()
 	g.gadget.Close()
 	g.start(t)
 }

@@ -51,3 +51,34 @@ func TestGadgetRunsAndKeepsItsStorageAcrossARestart(t *testing.T) {
 		t.Errorf("opened-by = %q after bob opened it", v)
 	}
 }
+
+// The session context's present answers the sessions of the test's gadget
+// open now, as gadgetd does: each user once, at their highest role, in the
+// order of their oldest open session, and no longer once released. (The
+// test gadget writes what it was told at each open.)
+func TestPresentListsTheSessionsOpenNowOnePerUser(t *testing.T) {
+	g := guesttest.Start(t, "internal/testgadget")
+	said := func() string {
+		t.Helper()
+		v, _ := g.Stored("present-says")
+		return string(v)
+	}
+	ann := g.Open(t, guesttest.Caller{UserID: "id-of-ann", UserName: "ann"})
+	if got := said(); got != "ann:viewer" {
+		t.Fatalf("ann alone: present said %q, want ann:viewer (the opener is present during open)", got)
+	}
+	bob := g.Open(t, guesttest.Caller{UserID: "id-of-bob", UserName: "bob"})
+	if got := said(); got != "ann:viewer,bob:viewer" {
+		t.Fatalf("ann, then bob: present said %q", got)
+	}
+	g.Open(t, guesttest.Caller{UserID: "id-of-ann", UserName: "ann", Role: schema.Role_editor})
+	if got := said(); got != "ann:editor,bob:viewer" {
+		t.Fatalf("ann again as editor: present said %q, want ann once, as editor, still first", got)
+	}
+	bob.Release()
+	ann.Release()
+	g.Open(t, guesttest.Caller{UserID: "id-of-carol", UserName: "carol"})
+	if got := said(); got != "ann:editor,carol:viewer" {
+		t.Fatalf("after bob and ann's viewer session left: present said %q, want ann (editor) and carol", got)
+	}
+}

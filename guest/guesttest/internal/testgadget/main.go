@@ -1,12 +1,14 @@
 // Command testgadget is the gadget package guesttest's own test runs, with
-// no schema of its own: Open writes the caller's id under "opened-by" and
-// the user name its session context answers under "context-says", and the
-// session it returns is the gadget's storage itself. It calls the host
+// no schema of its own: Open writes the caller's id under "opened-by", the
+// user name its session context answers under "context-says" and who it
+// says is present under "present-says" (name:role, comma-separated), and
+// the session it returns is the gadget's storage itself. It calls the host
 // through the synchronous stubs (FooSync, guest/callsync).
 package main
 
 import (
 	"context"
+	"strings"
 
 	"capnproto.org/go/capnp/v3"
 
@@ -42,11 +44,18 @@ func (app) Open(ctx context.Context, call schema.Guest_open) error {
 	if err != nil {
 		return err
 	}
+	present, err := presentSays(ctx, call.Args().Context())
+	if err != nil {
+		return err
+	}
 	storage := guest.Storage(ctx)
 	if err := put(ctx, storage, "opened-by", id); err != nil {
 		return err
 	}
 	if err := put(ctx, storage, "context-says", name); err != nil {
+		return err
+	}
+	if err := put(ctx, storage, "present-says", present); err != nil {
 		return err
 	}
 	res, err := call.AllocResults()
@@ -65,4 +74,26 @@ func put(ctx context.Context, storage schema.Storage, key, value string) error {
 	})
 	release()
 	return err
+}
+
+// presentSays lists who sc says is present, as name:role, comma-separated.
+func presentSays(ctx context.Context, sc schema.SessionContext) (string, error) {
+	res, release, err := sc.PresentSync(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	list, err := res.Present()
+	if err != nil {
+		return "", err
+	}
+	var people []string
+	for i := range list.Len() {
+		name, err := list.At(i).UserName()
+		if err != nil {
+			return "", err
+		}
+		people = append(people, name+":"+list.At(i).Role().String())
+	}
+	return strings.Join(people, ","), nil
 }
