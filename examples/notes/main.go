@@ -361,6 +361,50 @@ func (s *session) fillPermissions(ctx context.Context, newList func(int32) (capn
 	return setTexts(newList, now)
 }
 
+// Present answers who has the gadget open now, from the session's context.
+// A bare host (notestest) lends none, so the session cannot tell.
+func (s *session) Present(ctx context.Context, call notespb.Notes_present) error {
+	if !s.context.IsValid() {
+		return errors.New("notes: the host lent no session context to ask who is present")
+	}
+	here, release, err := s.context.PresentSync(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer release()
+	callers, err := here.Present()
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	people, err := res.NewPeople(int32(callers.Len()))
+	if err != nil {
+		return err
+	}
+	for i := range callers.Len() {
+		c, p := callers.At(i), people.At(i)
+		p.SetRole(notespb.Role(c.Role()))
+		id, err := c.UserId()
+		if err != nil {
+			return err
+		}
+		name, err := c.UserName()
+		if err != nil {
+			return err
+		}
+		if err := p.SetUserId(id); err != nil {
+			return err
+		}
+		if err := p.SetUserName(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func texts(list capnp.TextList) ([]string, error) {
 	out := make([]string, list.Len())
 	for i := range out {

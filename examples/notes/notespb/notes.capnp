@@ -42,6 +42,27 @@ struct Note {
   # When the note was last changed (equal to createdAt until then).
 }
 
+struct Person {
+  # Someone with this gadget open now (`Notes.present`).
+
+  userId @0 :Text;
+  # As this gadget knows them (Caller.userId): the pseudonym their own
+  # sessions see.
+
+  userName @1 :Text;
+  # For display only.
+
+  role @2 :Role;
+  # Their highest role among their open sessions.
+}
+
+enum Role {
+  # The platform's roles (Caller.role), least to most power.
+  viewer @0;
+  editor @1;
+  owner @2;
+}
+
 interface Notes {
   # One user's notes. Every method reads or changes only the notes of the
   # user the session was opened for, and each call is one storage
@@ -100,4 +121,9 @@ interface Notes {
   # of the blueprint's permissions the caller holds, as the platform says
   # now (`SessionContext.caller`). The limits are the ones add and update
   # enforce.
+
+  present @8 () -> (people :List(Person));
+  # Who has this gadget open now, this session's user included, one entry
+  # per user, in the order they arrived, as the platform says
+  # (`SessionContext.present`). It reveals no one's notes.
 }

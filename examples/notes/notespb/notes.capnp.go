@@ -135,6 +135,163 @@ func (f Note_Future) Struct() (Note, error) {
 	return Note(p.Struct()), err
 }
 
+type Person capnp.Struct
+
+// Person_TypeID is the unique identifier for the type Person.
+const Person_TypeID = 0x9a98395e873a64c9
+
+func NewPerson(s *capnp.Segment) (Person, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2})
+	return Person(st), err
+}
+
+func NewRootPerson(s *capnp.Segment) (Person, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2})
+	return Person(st), err
+}
+
+func ReadRootPerson(msg *capnp.Message) (Person, error) {
+	root, err := msg.Root()
+	return Person(root.Struct()), err
+}
+
+func (s Person) String() string {
+	str, _ := text.Marshal(0x9a98395e873a64c9, capnp.Struct(s))
+	return str
+}
+
+func (s Person) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Person) DecodeFromPtr(p capnp.Ptr) Person {
+	return Person(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Person) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Person) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Person) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Person) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Person) UserId() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Person) HasUserId() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Person) UserIdBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Person) SetUserId(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Person) UserName() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s Person) HasUserName() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s Person) UserNameBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s Person) SetUserName(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+func (s Person) Role() Role {
+	return Role(capnp.Struct(s).Uint16(0))
+}
+
+func (s Person) SetRole(v Role) {
+	capnp.Struct(s).SetUint16(0, uint16(v))
+}
+
+// Person_List is a list of Person.
+type Person_List = capnp.StructList[Person]
+
+// NewPerson creates a new list of Person.
+func NewPerson_List(s *capnp.Segment, sz int32) (Person_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 2}, sz)
+	return capnp.StructList[Person](l), err
+}
+
+// Person_Future is a wrapper for a Person promised by a client call.
+type Person_Future struct{ *capnp.Future }
+
+func (f Person_Future) Struct() (Person, error) {
+	p, err := f.Future.Ptr()
+	return Person(p.Struct()), err
+}
+
+type Role uint16
+
+// Role_TypeID is the unique identifier for the type Role.
+const Role_TypeID = 0xef0ad90bef060027
+
+// Values of Role.
+const (
+	Role_viewer Role = 0
+	Role_editor Role = 1
+	Role_owner  Role = 2
+)
+
+// String returns the enum's constant name.
+func (c Role) String() string {
+	switch c {
+	case Role_viewer:
+		return "viewer"
+	case Role_editor:
+		return "editor"
+	case Role_owner:
+		return "owner"
+
+	default:
+		return ""
+	}
+}
+
+// RoleFromString returns the enum value with a name,
+// or the zero value if there's no such value.
+func RoleFromString(c string) Role {
+	switch c {
+	case "viewer":
+		return Role_viewer
+	case "editor":
+		return Role_editor
+	case "owner":
+		return Role_owner
+
+	default:
+		return 0
+	}
+}
+
+type Role_List = capnp.EnumList[Role]
+
+func NewRole_List(s *capnp.Segment, sz int32) (Role_List, error) {
+	return capnp.NewEnumList[Role](s, sz)
+}
+
 type Notes capnp.Client
 
 // Notes_TypeID is the unique identifier for the type Notes.
@@ -300,6 +457,26 @@ func (c Notes) Info(ctx context.Context, params func(Notes_info_Params) error) (
 
 }
 
+func (c Notes) Present(ctx context.Context, params func(Notes_present_Params) error) (Notes_present_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xa26d954909810b70,
+			MethodID:      8,
+			InterfaceName: "notes.capnp:Notes",
+			MethodName:    "present",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Notes_present_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Notes_present_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Notes) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -388,6 +565,8 @@ type Notes_Server interface {
 	Stats(context.Context, Notes_stats) error
 
 	Info(context.Context, Notes_info) error
+
+	Present(context.Context, Notes_present) error
 }
 
 // Notes_NewServer creates a new Server from an implementation of Notes_Server.
@@ -406,7 +585,7 @@ func Notes_ServerToClient(s Notes_Server) Notes {
 // This can be used to create a more complicated Server.
 func Notes_Methods(methods []server.Method, s Notes_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 8)
+		methods = make([]server.Method, 0, 9)
 	}
 
 	methods = append(methods, server.Method{
@@ -502,6 +681,18 @@ func Notes_Methods(methods []server.Method, s Notes_Server) []server.Method {
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Info(ctx, Notes_info{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0xa26d954909810b70,
+			MethodID:      8,
+			InterfaceName: "notes.capnp:Notes",
+			MethodName:    "present",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Present(ctx, Notes_present{call})
 		},
 	})
 
@@ -642,6 +833,23 @@ func (c Notes_info) Args() Notes_info_Params {
 func (c Notes_info) AllocResults() (Notes_info_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 16, PointerCount: 2})
 	return Notes_info_Results(r), err
+}
+
+// Notes_present holds the state for a server call to Notes.present.
+// See server.Call for documentation.
+type Notes_present struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Notes_present) Args() Notes_present_Params {
+	return Notes_present_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Notes_present) AllocResults() (Notes_present_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Notes_present_Results(r), err
 }
 
 // Notes_List is a list of Notes.
@@ -2059,82 +2267,251 @@ func (f Notes_info_Results_Future) Struct() (Notes_info_Results, error) {
 	return Notes_info_Results(p.Struct()), err
 }
 
-const schema_99eb079465970390 = "x\xda\xb4Um\x88TU\x18~\x9fs\xe6\xee\x99Y" +
-	"W\xc7\xe3L\x10FM\xc5\x1a%\x18\xb6\x13\x15\x82\xed" +
-	"\xb4\xac\xd0Fns\x16e\xeb\xe7u\xe7\xba\x8e\xed\xcc" +
-	"\xacs\xef\xd6.Yh%\x98\x15\xac\xf9\x95T\x90\xa2" +
-	"\xd4\x82\x92\xa2\x82\x89\xa1\xa2D\x9f\xf4\xa7(\xc5~(" +
-	"H\xd2\x16\xa1\xe1\x8f\x94\xb8q\xee\xdd\xfb!\x8e\x1fK" +
-	"\xf5\xf3\xbe\xe7=\xef\xfb\xbc\xcf\xfb<\xe7\xce\xdd\xc2\x0b" +
-	"\x89\x87\xa6n\x11\xc4\xd4\xb3F\xd3\x919\x83W6\xcf" +
-	"=\xbaJ\xce\x00\x91\x01A\x94\xd9\xcb/\x122\x07x" +
-	";\xc1\x9d\xbf\xf9\x84\xda\x93\xfc\xec5R3\xc0\x88\x0c" +
-	"\xa6\x13~\xe0\x97\x09\xf9\x93\xbc\x17\x04\xb7w\xd7#\xe7" +
-	"\xfbWvo'\xd5\x02\xee\x8e\xf2-\xd6F1\xbeu" +
-	"\"s\xa1\xb1.\xb3\xd8\x10Dye\xe4t\xf6\xe0\x94" +
-	"\xd5\xa9\xaeM\x95\xed$[b\xc9\x84L\xb9\xe9\x9d\xcc" +
-	"\x8a&\x9dYi\x12,\xb3[\x08\"\xf7 ?:z" +
-	"\xe8\xdc\xa1\x1d\xe4\xa1K\xe8\x8a\x9b\xc4eJ\xb8\xa6\x1c" +
-	"\xae\xfc\xf1\x8b\xb1\x8f\"\xd8\xf9\x11\xd1\x0cBf\xb5\xd0" +
-	"\xb8\xcf\x9f^v\xf1\\\xff\xba\x83\x1aw8\xd86q" +
-	"\x99\x90\xd9)^$\xb8\xe3\xcb;;\xdf\xce<z<" +
-	"H\xd0p\xf32\xc9t\x89\xdb\x92\x9f\x10\xdc\xbf~\xda" +
-	"\xec>\xbf\xfe\xd5\xcf\xe3%\xf2\xbb\x93^\x93\x03I]" +
-	"cx'\x1b\xfd\xa8\xb7\xfcE\x0cE\xe6\x9e\x94&o" +
-	"VJ\x838uj\xe8\xacc=\xf7\xd5D\x05\x0f\xff" +
-	"\x02\xef\xbc+\xa5\xef\xb7\x1d\xdf\xf0\xf7{/u\x7f\x13" +
-	"?\xdf\x99\xfa\x95\x90\x19\xf3\xeew\xb4\x1ck\x93\x97\xb6" +
-	"~\x1f\x1b\xff\xcb\xd4EJ\xb8\x1b\xf6\x1f\xde7r\xf6" +
-	"\xcd\x1f\xaf\x86\x96\xf2\xc0\xefMi\xf0\x8f\xcfz\xe6\xce" +
-	"eM\x7f\x9e\x9c\x80\xe6-\xa3\xabY\x97^\xd8\xac[" +
-	"\xdf\xd1q\xe9\xae3\xdf\xfd<>\xb1W];?\xd6" +
-	"\xec\x15\xd8\xed%|]1_\xd9u_\xf9\xb7\xa8w" +
-	">5\xa5\x19\x94p\x8f\x9c\xe1\xbf_\x18?}%\x86" +
-	":\x7f\xc1\xbfz\xa9\xb9\x9d\xe6\xb8\xd5\x9ac\xd9\x0f\xf6" +
-	"\x99l\xb0:8\xaf\xdb\xfb0K\xa5\xd6\x1e+g\x0f" +
-	"\x0d8\xb6J\xf0\x04Q\x02Dr\xeal\"\x95\xe4P" +
-	"Y\x86\xb4\xbe\x86\xe9\x91\x9e\x08\x98NhT\xad\\]" +
-	"Zk\xedi\xb7\xfcr\xb7\x87\xe5\xb6>E\xa4\xde\xe5" +
-	"P;\x18\x80\xacF'\xb7\xe9\xd8\x87\x1cj\x17\x83d" +
-	"\xc8\xeai\xe5\x98\x0e~\xcc\xa1\xf63H\xce\xb2\xe0D" +
-	"ro\x9dH\xed\xe1P\x87\x19d\x82g\x91 \x92\x9f" +
-	".'R\x079\xd4\x09\x06i \x0b\x83H\x1e[B" +
-	"\xa4\x8er\xa8\xd3\x0c\xee\x90m\xd5\xbb\xcd\x8aEDh" +
-	"!\x86\x16\x82\xdbgV{\xebe\xc7\x8b\x81\x18\xb4\xf2" +
-	"+\xe6\xb0\x87^\xc7\x92\xc4\x90\xf4c\x8b\xca\xce\x80E" +
-	"\xb9\x8e\x11\xc7\xb2\xe3\xf1\x8eZi\xa4\x83\xd2W\x85\x07" +
-	"\xadz\xa5l\xdbe\x12\xb5\xaa\x8di\x84\"\x87\xd7s" +
-	"Z\x8c'\x04<\x11\x15\x01\x95\x0d\xd9yy&\x91\x1a" +
-	"\xe6P\xafG\xec\xacn#R+9\xd4\xda\x18;k" +
-	"\xf4VVq\xa8\xb74;\xf0\xd9y\xa3\x87H\xad\xe5" +
-	"P\x1b5;\xccgg\xbd\x0e\x8er\xa8\xf7\x19x\xb9" +
-	"\x14\x00\xcd9z\xa8\x80\x8d\xf4\x92Zi$\xa2\xa6n" +
-	"\x99\x8eUz\x82\xe0\xc0 \x06\x83\xe0\x0e\x0d\x96\xae\x89" +
-	"]3\x0el=\xce\xdd\xdc \x0a\xd5\x0d\xff\xf1\xa2U" +
-	"\xf2\xc2\xbd\xc4\xe49\x81\xc8T\x08\xdc)O\xea\xb3o" +
-	"\x05Xhz\x04\xef\x87<6\x8f\x98< \xc0CY" +
-	"#P\xbe\x1c\xd3g\x1f\x08$B##xV\xe4\xfa" +
-	"\xd9\xc4\xe4\x1a\x01#\xf4\"\x82\xf7B\x8e\xe8{\x15\x81" +
-	"\xa6\xf0\xfdB`7i\xb6\x11\x93\x8b\x05Dhn\x04" +
-	"O\xac\xec\xd25\xe7\x0ba\x96J\x05\x88~\xcb)\xa0" +
-	"\xdd\xa7\xa6\x80\xf6\xbaU\xa9\xbd`\x15\x90\x1e(\xdb\xfa" +
-	"\xc0\xb6\xccz\xdf\xb2\x02r\xb6c:v\x01im\x8a" +
-	"\x02\x8ah\xe8\x18/\xa9\xb5\xbdh\xd6\xcd\x8a\x1d&\xf0" +
-	"(\xc1\xef\xd3\xda\xe3{\x8a\xe8\xdf\x9bT\xe3\x8cL\x9a" +
-	"\x0c\xcb=\xa0%\xd7\xca\xa1\x0a\x91\x0c\xe7\xeb\x16\x8fq" +
-	"\xa8N\x86\x9cW+P\xf7\xd5\xad\xa6\x11\xd2Uk\xd8" +
-	"\x09\x1dq\xfdI\xfcQI\xb5\x84\x8d\x17h\xfd\x178" +
-	"\xd4\xd3Q\xe3.\x0d\xa6\x93C\x15c\xfa_\xa8\xd1<" +
-	"\xc9\xa1\x16\xdd\xb2\xaa\x1b\xe0\xf0\x17\x14c\xf4\x7f\xa6 " +
-	"F}\xbf\xe5\xfc\x87\xaf\xad\xb7\xc8b\xce\xe3\xb3\xd1\x10" +
-	"s\x19d0\xc5\x1c\x1d\xbc\x9fC=\xcc\x90\x1b(W" +
-	"\xca!\xce\x9c\xb9\xd4\xb1\xea7C]4\xd3^\x9b\x18" +
-	"\xe8\x99\x11\xe8\xd82\xae\xfb[\x98\x00z\x83\x8d4P" +
-	"F\xdb\xad*\xa3-RFn\xc5\x90U\x0f\x150\xd9" +
-	"a\xf5\x0f1\x18\xf6f\x9c\xce\x8eq:I\x0dz\xb6" +
-	"\x0f$8\xa9\xe5\xf5\xd5\x86\xaa\xd1<K\xbc\xffP\x8a" +
-	"\x18R\x8d;\xf9\xcfS\xa4\xf6\x1b\xe4\x04\xfc\xdft\xc7" +
-	"\xff\x04\x00\x00\xff\xff\x0b\x1a\x9c\xab"
+type Notes_present_Params capnp.Struct
+
+// Notes_present_Params_TypeID is the unique identifier for the type Notes_present_Params.
+const Notes_present_Params_TypeID = 0xc8c3df1f01fb6ea3
+
+func NewNotes_present_Params(s *capnp.Segment) (Notes_present_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Notes_present_Params(st), err
+}
+
+func NewRootNotes_present_Params(s *capnp.Segment) (Notes_present_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Notes_present_Params(st), err
+}
+
+func ReadRootNotes_present_Params(msg *capnp.Message) (Notes_present_Params, error) {
+	root, err := msg.Root()
+	return Notes_present_Params(root.Struct()), err
+}
+
+func (s Notes_present_Params) String() string {
+	str, _ := text.Marshal(0xc8c3df1f01fb6ea3, capnp.Struct(s))
+	return str
+}
+
+func (s Notes_present_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Notes_present_Params) DecodeFromPtr(p capnp.Ptr) Notes_present_Params {
+	return Notes_present_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Notes_present_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Notes_present_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Notes_present_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Notes_present_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Notes_present_Params_List is a list of Notes_present_Params.
+type Notes_present_Params_List = capnp.StructList[Notes_present_Params]
+
+// NewNotes_present_Params creates a new list of Notes_present_Params.
+func NewNotes_present_Params_List(s *capnp.Segment, sz int32) (Notes_present_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Notes_present_Params](l), err
+}
+
+// Notes_present_Params_Future is a wrapper for a Notes_present_Params promised by a client call.
+type Notes_present_Params_Future struct{ *capnp.Future }
+
+func (f Notes_present_Params_Future) Struct() (Notes_present_Params, error) {
+	p, err := f.Future.Ptr()
+	return Notes_present_Params(p.Struct()), err
+}
+
+type Notes_present_Results capnp.Struct
+
+// Notes_present_Results_TypeID is the unique identifier for the type Notes_present_Results.
+const Notes_present_Results_TypeID = 0x9866a5d353e66bcd
+
+func NewNotes_present_Results(s *capnp.Segment) (Notes_present_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Notes_present_Results(st), err
+}
+
+func NewRootNotes_present_Results(s *capnp.Segment) (Notes_present_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Notes_present_Results(st), err
+}
+
+func ReadRootNotes_present_Results(msg *capnp.Message) (Notes_present_Results, error) {
+	root, err := msg.Root()
+	return Notes_present_Results(root.Struct()), err
+}
+
+func (s Notes_present_Results) String() string {
+	str, _ := text.Marshal(0x9866a5d353e66bcd, capnp.Struct(s))
+	return str
+}
+
+func (s Notes_present_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Notes_present_Results) DecodeFromPtr(p capnp.Ptr) Notes_present_Results {
+	return Notes_present_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Notes_present_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Notes_present_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Notes_present_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Notes_present_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Notes_present_Results) People() (Person_List, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return Person_List(p.List()), err
+}
+
+func (s Notes_present_Results) HasPeople() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Notes_present_Results) SetPeople(v Person_List) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewPeople sets the people field to a newly
+// allocated Person_List, preferring placement in s's segment.
+func (s Notes_present_Results) NewPeople(n int32) (Person_List, error) {
+	l, err := NewPerson_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return Person_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Notes_present_Results_List is a list of Notes_present_Results.
+type Notes_present_Results_List = capnp.StructList[Notes_present_Results]
+
+// NewNotes_present_Results creates a new list of Notes_present_Results.
+func NewNotes_present_Results_List(s *capnp.Segment, sz int32) (Notes_present_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Notes_present_Results](l), err
+}
+
+// Notes_present_Results_Future is a wrapper for a Notes_present_Results promised by a client call.
+type Notes_present_Results_Future struct{ *capnp.Future }
+
+func (f Notes_present_Results_Future) Struct() (Notes_present_Results, error) {
+	p, err := f.Future.Ptr()
+	return Notes_present_Results(p.Struct()), err
+}
+
+const schema_99eb079465970390 = "x\xda\xb4VklT\xd5\x16^k\xef3s:\x9d" +
+	"\x03\xc3\xe6\xf4&7\xdcp'!\xbd\x0f\x9ap/\xb4" +
+	"\xbehRgh\xdah\x0d\x96\xd9\x15S\xfd\x81\xc9\xa1" +
+	"\xb3i\x07:\x0f\xcf9\x856\xa2\x82J\x04\x94\xa4\x08" +
+	"\"E\x7f\x08\xd2\xa8\x09\x89\x10\xf8\x81\x04\x02\x044\xe0" +
+	"#\xc6(Q\x08\xc4\x94\x04%VB\xc04\x06\x08\x19" +
+	"\xb3\xcf\xccy\x14\x86W\x88\xbf\x80=\xfb|k}\xdf" +
+	"\xfa\xd6\xb7\x99\xf9\x7f%\xa9\xcc\x9a\xf0G\x15\x10\xde\x13" +
+	"\x0a\x1f\x9cQ\xb8\xb6i\xe6\xa1\x15l2\x02\x84P\x05" +
+	"\xd0\x0d\xe52\xa0.\x94\x04`\xb1i\xd3Q\xbe\xb3\xea" +
+	"\xc0\xab\xc0'#\x01\x08\x11ya\x95r\x15\xb0a\x8d" +
+	"\xd2\x89\x80\xc5\xaf\x97\xfc\xfc\xd4w\xc3\x8b6\x83\x8f\xd0" +
+	"p=4\x19\x01\xf5PXB\x1cO7\xbe\xfe\xdc\xec" +
+	"\xcd[\x80k\x88\xc5A\xfa\x8e\xd8\xa8\x8e\x0e\x95\xa1\x1e" +
+	"\x0co\xd1\x9b\xc2\xf2o\xb3\xc3\x9f\x00\x16;w<t" +
+	"\xbe{y\xfb6y\x99\xdex\xf9Dx\xad~F^" +
+	"n8\x19\x8e\xcb\xda\x85\xe8\xcaH\xdb\xdb\xd9m\xc0\xb4" +
+	"\xc0e@\xfd\x92\xfa\x96~E\x957\xc7\xd4\xc7\x88\xbe" +
+	" \xa2\x02\x14\xf7\xd2C\x83\xfb\xce\xed\xdb^\xeaT\x91" +
+	"\x88\xad\x91\xab\xa0\x14\x0d\xd6\x9f\xbd\xf8Khw\x90\xc2" +
+	"\xf4H\xb5\xa40+\")\x9c?\xdds\xf9\\\xf7\xda" +
+	"\xbdR\x05O&\x1e\xb9\x0a\xa8?\x1dY\x06X\x1c]" +
+	"\xdc\xd2\xb2N\x7f\xf8\x88{A\xb6\xdbp8B$\xc4" +
+	"g\x11I\xec\xca\x8f\x9b\x8aK\xd6\xbf\xf2y\x10\xa2a" +
+	"A\xb5SDTK\x8c\xfea2\xf8ag\xe6X\xa0" +
+	"\x0b\xfd\xdbj9\x8a\x13\xd5\xb2\x89\x0fr\xd70\xfe\xd3" +
+	"\x91c~\xfb\x0dc\xf2{\xa5x\xeaT\xdfY[<" +
+	"\xfbE\x19\xdbav\xc6\xf9r\xc4A\xae?\xb2\xe1\xfa" +
+	"\xbb/\xb4\x7f\x15\xfc\xbd)\xfa+\xa0>'*\x91\x9b" +
+	"\xb5\xc3\xf5ll\xe8\xfb\x800F\xf42(\xc5\x0d{" +
+	"\xf6\xef\x1e8\xfb\xc6\x0f\xe3\x9an\x8d:\xb4\xda\xa2\x92" +
+	"\xd6\xa3\xff\x9a7\xb5'\xfc\xfb\xc9r\xd3\xce\x98F\x1c" +
+	"\xe8sQY\xfa\x1f\xcdc\xff\x1c\xf9\xe6\xcch\xd9?" +
+	"N\xd7s4\x07\xa0U\x93\x17\xbe\xcc\x1a/\xed\xf8w" +
+	"\xe6\xb7\x00\xab\xad\x9adu\xfd?\xe1\x8b\xd1\x93\xd5\x17" +
+	"\x99F\xc6\x8dv\x8d\xb6V_\xaf\xc9:\xeb\xb4y\x80" +
+	"\xc5\x83#\xf4\xc2\xa5\xd1\xd3\xd7\x02\xe4\x1a\xb6\x96*\x0c" +
+	"k\x09\x98Q\xcc\xe5ma\xfd\xaf\xcb \x85\\\xa1\xb1" +
+	"\xdd\xf9\x87\x91N\xd7v\x88\xb8\xd5\xd7k[\\\xa1\x0a" +
+	"\x80\x82\x00lB\x1d\x00\xaf\xa2\xc8k\x08\xc6\xe4g8" +
+	"\xc97$ N\x02\xac\x84\x96\xc9-\xca\xd7v$D" +
+	"\x09\xee\xef\x1e\xdc\xd0\x13\x00|3E\xbe\x9d b\x8d" +
+	"\xec\x8em\x95g\xefS\xe4;\x082\x825R\x14\xf6" +
+	"\xb1<\xfc\x88\"\xdfC\x90QR\x83\x14\x80\xed2\x01" +
+	"\xf8N\x8a|?A\xa6\xd0\x1aT\x00\xd8\xa7\x8b\x01\xf8" +
+	"^\x8a\xfc(A\x16\xc2\x1a\x0c\x01\xb0\xc3\x0b\x01\xf8!" +
+	"\x8a\xfc4\xc1b\x9f%\xccv#+\x00\x005 \xa8" +
+	"\x01\x16\xbb\x8c\\\xa7\x99\xb1\x9d3\x04\x82ru\xb2F" +
+	"\xbf\xd3\xbd<\xab\x02\x82U\xa5\xb3\xf9\x19\xbbW@\xbc" +
+	"y\xc0\x16V\xf0\xbc9\x9f\x1eh\x86\xd8\xb8\xe3\x820" +
+	"\xb3\x19\xcb\xca\x80\x9a\xcfY8\x110E\xd1\xa991" +
+	"\xa0\x13\xf5u*\x98\xc2\x129\xbb\xb6\xc3Q\x0a\xc7)" +
+	"\xdfXV\xbe\x96`\xa2 \xf2\x85^\xe1\x02N\xf2\x03" +
+	"\x04p\x1c4J\xe8\x940-\x9a\xcf\xa5\x10\xb9\xe6\xc1" +
+	"\xb5J\xb8$E>\x97 s\xa5o\x93*?N\x91" +
+	"\xcf'\x88\xa4\xa4<\x97\x13\x9fK\x91?C0!\xa5" +
+	"kK{\xaaUP2f\xe6{\x05\xc6\\k\x02b" +
+	"\xec\xc6~$U\x00\xd9N\x8d\xd7\xce\x8bS\x00x?" +
+	"E\xfe\x9ao\x84\x95\xf5\x00|9E\xbe:`\x84U" +
+	"\xb2\x9d\x15\x14\xf9\x9b\xd2\x08X2\xc2\x9a\x0e\x00\xbe\x9a" +
+	"\"\xdf(\x8d@JFX/\x0f\x07)\xf2\xf7\x08\xd2" +
+	"L\xda\x9dI\xdc\x96\xf3\xf3\xda]\x98O\x0f\xf8.0" +
+	"\x85a\x8b\xf4\x1c@\x1bC@0$9\x16\xd27\x9d" +
+	"\xddD\x07-I\xa7\x96\x86\x00\xbc}\xc7\xd2\xb3\x01+" +
+	"t\x86\xd3\x80\xe8!T\xd1\x0f\x1at\xb3\x8c]\x99\x06" +
+	"\x84]P\x91x\x11\x89n\xda\xb2\x91F \xec\x84\x8a" +
+	"\xd4\xdbat\xd3\x80\x1d\x97\xbf\x1dP\xd1\x0f7tC" +
+	"\x98\xed\xaa\x03\xc2\x86U\x0cy\xf9\x84n\xba\xb2!\xf9" +
+	"\xdd:\x15\xc3^\xda\xa3\x1bARr\xc2\xfaTT\xbd" +
+	"\xc0C\xf7yc\x19\x89\xb9@\xc5*/f\xd1}\xd8" +
+	"\x18o\x06\xc2ZU\xd5H\xa7\x93\xa8v\x0b;\x89\x89" +
+	"\x92pIL\x98\"\x9b_*\x92\x18\xeb\xcdX\xf2\x07" +
+	"K\x18fWO\x12\xe3\x96m\xd8V\x12c2\x1d\x92" +
+	"\xf8r\xd9\xfcILa\xc5\x10q\xae\xd7&R\x86i" +
+	"d\xadJ\xdbS\xaaX^\x1e\x0b\xe0\xfesKv\xec" +
+	"\xe7V\x95\x077]Z\xb3\x96\"O\xfavm\x92%" +
+	"\x1e\xa1\xc8[\x08\xc6\x1d,\x7f?\x83\xa5&\x02\xc6r" +
+	"\xa2\xdf\xf6B\xe2\xd6LJT!\xb8\xb6S\xfc\xb5\xf5" +
+	"\xb6V6\xd3B\x91\xa7\x02{\xf2d\x9d\xbf\xcaw\xe9" +
+	"\xfe\x0a}\x94F\x15P\xf4/\x96  }\xb7\xb0\xef" +
+	"\xf7\x01\xaa\x10\xaceE\xe1\x96\xc3N\xc5\x9d\x1b\x95\x88" +
+	"\xce\x0c$\xe5\x0cy\xf8_\x8a\xfc\x01\x82\xf1\xdeL6" +
+	"\xe3q\x89\x1b\x8bla\xde\x89Y\xca\x889e\x02\xc4" +
+	"\xa6\xf8\xc4\x02\x03\xbb\xe5kZn\xf46S\xab\xe0\x9e" +
+	"\xfa\xbbuO\xbd\xef\x9e\xf8\xf3}\xc2\xf4\\r\xafd" +
+	"\xe5\xff#\\\xb2w\xd2\xb4.\xa0\xe9=\xfa\xd4\x89\x06" +
+	"\xd7\xa6\xf74\xbc\xae|_\xce\xe7\xb3\xd0y\xbe#@" +
+	"0R\xb9R)\xcc\xfc\x8d\x18\xff\x16t\xe4{\xcbO" +
+	"\x9b\xe6\xe88\xb5Qz\x92\xfdM\xfeA\xd8\x84z\x80" +
+	"\xc4\xd2\x8cX&\xcc\x84Hg\xec\xbc\x19\xcf/\xcb\x09" +
+	"\xf36u\xdc\x19\xde\xd1'\x7f\x06\x00\x00\xff\xffy\x05" +
+	"&*"
 
 func RegisterSchema(reg *schemas.Registry) {
 	reg.Register(&schemas.Schema{
@@ -2142,6 +2519,8 @@ func RegisterSchema(reg *schemas.Registry) {
 		Nodes: []uint64{
 			0x8000c03096fb702d,
 			0x83bd08b051c4963d,
+			0x9866a5d353e66bcd,
+			0x9a98395e873a64c9,
 			0xa24e7c67e836ac57,
 			0xa26d954909810b70,
 			0xa4bae5ba90c003b8,
@@ -2150,6 +2529,7 @@ func RegisterSchema(reg *schemas.Registry) {
 			0xc337138d44446aeb,
 			0xc682916bff96d8f9,
 			0xc86957a79002a578,
+			0xc8c3df1f01fb6ea3,
 			0xca596574e275dada,
 			0xcc4e7b9bfd93c332,
 			0xd499f51132c10c42,
@@ -2157,6 +2537,7 @@ func RegisterSchema(reg *schemas.Registry) {
 			0xd9f306681d4f253e,
 			0xebddcfe11ef5421b,
 			0xec6926ac7e616dcb,
+			0xef0ad90bef060027,
 			0xfbdcebf1ed03e1bf,
 		},
 		Compressed: true,

@@ -61,6 +61,9 @@
     Notes_List$Params: () => Notes_List$Params,
     Notes_List$Results: () => Notes_List$Results,
     Notes_List$Results$Promise: () => Notes_List$Results$Promise,
+    Notes_Present$Params: () => Notes_Present$Params,
+    Notes_Present$Results: () => Notes_Present$Results,
+    Notes_Present$Results$Promise: () => Notes_Present$Results$Promise,
     Notes_Remove$Params: () => Notes_Remove$Params,
     Notes_Remove$Results: () => Notes_Remove$Results,
     Notes_Remove$Results$Promise: () => Notes_Remove$Results$Promise,
@@ -73,6 +76,8 @@
     Notes_Update$Params: () => Notes_Update$Params,
     Notes_Update$Results: () => Notes_Update$Results,
     Notes_Update$Results$Promise: () => Notes_Update$Results$Promise,
+    Person: () => Person,
+    Role: () => Role,
     _capnpFileId: () => _capnpFileId
   });
   var $ = __toESM(require_capnp_es());
@@ -140,6 +145,52 @@
     toString() {
       return "Note_" + super.toString();
     }
+  };
+  var Person = class extends $.Struct {
+    static _capnp = {
+      displayName: "Person",
+      id: "9a98395e873a64c9",
+      size: new $.ObjectSize(8, 2)
+    };
+    /**
+    * As this gadget knows them (Caller.userId): the pseudonym their own
+    * sessions see.
+    *
+    */
+    get userId() {
+      return $.utils.getText(0, this);
+    }
+    set userId(value) {
+      $.utils.setText(0, value, this);
+    }
+    /**
+    * For display only.
+    *
+    */
+    get userName() {
+      return $.utils.getText(1, this);
+    }
+    set userName(value) {
+      $.utils.setText(1, value, this);
+    }
+    /**
+    * Their highest role among their open sessions.
+    *
+    */
+    get role() {
+      return $.utils.getUint16(0, this);
+    }
+    set role(value) {
+      $.utils.setUint16(0, value, this);
+    }
+    toString() {
+      return "Person_" + super.toString();
+    }
+  };
+  var Role = {
+    VIEWER: 0,
+    EDITOR: 1,
+    OWNER: 2
   };
   var Notes_Add$Params = class extends $.Struct {
     static _capnp = {
@@ -609,6 +660,54 @@
       return await this.pipeline.struct();
     }
   };
+  var Notes_Present$Params = class extends $.Struct {
+    static _capnp = {
+      displayName: "present$Params",
+      id: "c8c3df1f01fb6ea3",
+      size: new $.ObjectSize(0, 0)
+    };
+    toString() {
+      return "Notes_Present$Params_" + super.toString();
+    }
+  };
+  var Notes_Present$Results = class _Notes_Present$Results extends $.Struct {
+    static _capnp = {
+      displayName: "present$Results",
+      id: "9866a5d353e66bcd",
+      size: new $.ObjectSize(0, 1)
+    };
+    static _People;
+    _adoptPeople(value) {
+      $.utils.adopt(value, $.utils.getPointer(0, this));
+    }
+    _disownPeople() {
+      return $.utils.disown(this.people);
+    }
+    get people() {
+      return $.utils.getList(0, _Notes_Present$Results._People, this);
+    }
+    _hasPeople() {
+      return !$.utils.isNull($.utils.getPointer(0, this));
+    }
+    _initPeople(length) {
+      return $.utils.initList(0, _Notes_Present$Results._People, length, this);
+    }
+    set people(value) {
+      $.utils.copyFrom(value, $.utils.getPointer(0, this));
+    }
+    toString() {
+      return "Notes_Present$Results_" + super.toString();
+    }
+  };
+  var Notes_Present$Results$Promise = class {
+    pipeline;
+    constructor(pipeline) {
+      this.pipeline = pipeline;
+    }
+    async promise() {
+      return await this.pipeline.struct();
+    }
+  };
   var Notes$Client = class _Notes$Client {
     client;
     static interfaceId = 0xa26d954909810b70n;
@@ -679,6 +778,14 @@
         methodId: 7,
         interfaceName: "notespb/notes.capnp:Notes",
         methodName: "info"
+      },
+      {
+        ParamsClass: Notes_Present$Params,
+        ResultsClass: Notes_Present$Results,
+        interfaceId: _Notes$Client.interfaceId,
+        methodId: 8,
+        interfaceName: "notespb/notes.capnp:Notes",
+        methodName: "present"
       }
     ];
     /**
@@ -807,6 +914,20 @@
       const pipeline = new $.Pipeline(Notes_Info$Results, answer);
       return new Notes_Info$Results$Promise(pipeline);
     }
+    /**
+    * Who has this gadget open now, this session's user included, one entry
+    * per user, in the order they arrived, as the platform says
+    * (`SessionContext.present`). It reveals no one's notes.
+    *
+    */
+    present(paramsFunc) {
+      const answer = this.client.call({
+        method: _Notes$Client.methods[8],
+        paramsFunc
+      });
+      const pipeline = new $.Pipeline(Notes_Present$Results, answer);
+      return new Notes_Present$Results$Promise(pipeline);
+    }
   };
   $.Registry.register(Notes$Client.interfaceId, Notes$Client);
   var Notes$Server = class extends $.Server {
@@ -844,6 +965,10 @@
         {
           ...Notes$Client.methods[7],
           impl: target.info
+        },
+        {
+          ...Notes$Client.methods[8],
+          impl: target.present
         }
       ]);
       this.target = target;
@@ -866,6 +991,7 @@
   };
   Notes_List$Results._Notes = $.CompositeList(Note);
   Notes_Search$Results._Notes = $.CompositeList(Note);
+  Notes_Present$Results._People = $.CompositeList(Person);
 
   // <stdin>
   (globalThis.gadgetd.schemas ??= {})["notes.capnp"] = notes_exports;

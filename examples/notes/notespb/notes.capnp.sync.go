@@ -168,3 +168,23 @@ func (c Notes) InfoSync(ctx context.Context, params func(Notes_info_Params) erro
 	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
 	return Notes_info_Results(res), release, err
 }
+
+// PresentSync calls present and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Notes) PresentSync(ctx context.Context, params func(Notes_present_Params) error) (Notes_present_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0xa26d954909810b70,
+			MethodID:      8,
+			InterfaceName: "notes.capnp:Notes",
+			MethodName:    "present",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Notes_present_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Notes_present_Results(res), release, err
+}
