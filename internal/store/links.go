@@ -238,16 +238,9 @@ func (s *BoltStore) Links(ctx context.Context, gadgetID string) ([]Link, error) 
 func (s *BoltStore) RevokeLink(ctx context.Context, gadgetID, byID, linkID string) ([]Grant, error) {
 	var dropped []Grant
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		var gadget GadgetRecord
-		if err := getJSON(tx.Bucket(bucketGadgets), []byte(gadgetID), &gadget); err != nil {
-			return err
-		}
-		have, _, ok, err := access(tx, gadget, byID, "")
+		have, err := roleOn(tx, gadgetID, byID)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return ErrNotFound
 		}
 		l, err := getGrant(tx, linkID)
 		switch {

@@ -375,19 +375,26 @@ func (s *BoltStore) Share(ctx context.Context, gadgetID, sharerID, holderID stri
 	return out, nil
 }
 
+// roleOn returns userID's effective role on gadget gadgetID; ErrNotFound
+// if the gadget does not exist or userID may not reach it.
+func roleOn(tx *bolt.Tx, gadgetID, userID string) (Role, error) {
+	var gadget GadgetRecord
+	if err := getJSON(tx.Bucket(bucketGadgets), []byte(gadgetID), &gadget); err != nil {
+		return 0, err
+	}
+	have, _, ok, err := access(tx, gadget, userID, "")
+	if err == nil && !ok {
+		err = ErrNotFound
+	}
+	return have, err
+}
+
 func (s *BoltStore) Unshare(ctx context.Context, gadgetID, byID, holderID string) ([]Grant, error) {
 	var dropped []Grant
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		var gadget GadgetRecord
-		if err := getJSON(tx.Bucket(bucketGadgets), []byte(gadgetID), &gadget); err != nil {
-			return err
-		}
-		have, _, ok, err := access(tx, gadget, byID, "")
+		have, err := roleOn(tx, gadgetID, byID)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return ErrNotFound
 		}
 		held, err := heldOn(tx, holderID, gadgetID)
 		if err != nil {
