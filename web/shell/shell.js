@@ -323,7 +323,7 @@ async function start() {
     h("nav", { class: "sidebar", "aria-label": "Gadgets" },
       h("header", { class: "list-head" },
         h("h2", {}, "Gadgets"),
-        h("button", { type: "button", class: "link refresh", title: "Gadgets shared with you since appear", onclick: () => refreshGadgets() }, "Refresh")),
+        h("button", { type: "button", class: "link refresh", title: "List the gadgets again, with those shared with you since", onclick: () => refreshGadgets() }, "Refresh")),
       h("ul", { id: "gadget-list", class: "gadget-list" }),
       h("p", { id: "list-error", class: "error", role: "alert" }),
       h("form", { id: "create", class: "create", onsubmit: createGadget },
@@ -360,7 +360,7 @@ async function refreshBlueprints() {
 
 // gadgetInfo is what the shell keeps of a GadgetInfo.
 function gadgetInfo(info) {
-  return { id: info.id, name: info.name, blueprint: info.blueprint, role: info.role, owner: info.owner, sharedBy: info.sharedBy };
+  return { id: info.id, name: info.name, blueprint: info.blueprint, role: info.role, sharedBy: info.sharedBy };
 }
 
 // whose says whose a listed gadget is: "yours", or who shared it with the
@@ -385,7 +385,7 @@ async function refreshGadgets() {
     const open = state.open;
     if (open && !state.gadgets.some((g) => g.id === open.id)) {
       closeGadget();
-      $("gadget")?.replaceChildren(h("p", { class: "muted empty gone" }, `${open.info.name || open.id} is no longer among your gadgets: it was unshared or removed.`));
+      $("gadget")?.replaceChildren(h("p", { class: "muted empty gone" }, `${open.info.name || open.id} is no longer among your gadgets: your share or link to it was revoked, or it was removed.`));
     }
   } catch (e) {
     if (err) {
