@@ -7,6 +7,7 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
+	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
@@ -95,6 +96,7 @@ func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, e
 		return capnp.Client{}, err
 	}
 	detach()
+	here := g.s.presence.enter(g, a.Role, share)
 	guest := lg.sandbox.Guest()
 	defer guest.Release()
 	ans, release := guest.Open(ctx, func(p schema.Guest_open_Params) error {
@@ -112,25 +114,34 @@ func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, e
 	defer release()
 	opened, err := ans.Struct()
 	if err != nil {
+		here.leave()
 		return capnp.Client{}, err
 	}
 	session := opened.Session()
 	if !session.IsValid() {
+		here.leave()
 		return capnp.Client{}, fmt.Errorf("gadget %q returned no session from Guest.open", g.id)
 	}
-	return g.cred.guardSession(session.AddRef(), share, &sessionSaver{g: g, role: a.Role}), nil
+	return here.hold(g.cred.guardSession(session.AddRef(), share, &sessionSaver{g: g, role: a.Role})), nil
 }
 
 // fillCaller describes g's user to the gadget of a, with a's role and the
 // blueprint's permissions that role holds.
 func (g *gadgetCap) fillCaller(ctx context.Context, caller schema.Caller, a store.GadgetAccess) error {
-	role := schema.Role(a.Role)
-	caller.SetRole(role)
 	bp, err := g.s.store.BlueprintMeta(ctx, a.Gadget.BlueprintOwner, a.Gadget.BlueprintName, a.Gadget.BlueprintVersion)
 	if err != nil {
 		return err
 	}
-	if held := bp.Access.Of(role); len(held) > 0 {
+	return g.s.describeCaller(caller, g.id, bp.Access, g.user, a.Role)
+}
+
+// describeCaller describes user, at role, to gadget gadgetID of a
+// blueprint with access: as Guest.open's caller and in
+// SessionContext.present.
+func (s *Server) describeCaller(caller schema.Caller, gadgetID string, access blueprint.Access, user store.User, r store.Role) error {
+	role := schema.Role(r)
+	caller.SetRole(role)
+	if held := access.Of(role); len(held) > 0 {
 		list, err := caller.NewPermissions(int32(len(held)))
 		if err != nil {
 			return err
@@ -141,10 +152,10 @@ func (g *gadgetCap) fillCaller(ctx context.Context, caller schema.Caller, a stor
 			}
 		}
 	}
-	if err := caller.SetUserId(g.s.pseudonym(g.id, g.user.ID)); err != nil {
+	if err := caller.SetUserId(s.pseudonym(gadgetID, user.ID)); err != nil {
 		return err
 	}
-	return caller.SetUserName(g.user.Name)
+	return caller.SetUserName(user.Name)
 }
 
 func (g *gadgetCap) blueprint(ctx context.Context) (store.BlueprintRecord, error) {

@@ -61,6 +61,8 @@ type Server struct {
 	watchersMu sync.Mutex
 	watchers   map[string]int // Workspace.watchActions subscriptions open, per user
 
+	presence presence // the sessions open now, per gadget (presence.go)
+
 	stopSweep, sweepDone chan struct{} // for sweepShells
 }
 

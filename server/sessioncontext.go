@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 
-	"capnproto.org/go/capnp/v3"
-
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
@@ -46,6 +44,33 @@ func (sc *sessionContext) Caller(ctx context.Context, call schema.SessionContext
 	return sc.g.fillCaller(ctx, caller, a)
 }
 
+// Present answers from the registry of open sessions (presence.go), each
+// user described as their own sessions' callers are.
 func (sc *sessionContext) Present(ctx context.Context, call schema.SessionContext_present) error {
-	return capnp.Unimplemented("present is not implemented yet")
+	a, err := sc.g.access(ctx)
+	if err != nil {
+		return err
+	}
+	people, err := sc.g.s.presence.of(ctx, sc.g.id)
+	if err != nil {
+		return err
+	}
+	bp, err := sc.g.s.store.BlueprintMeta(ctx, a.Gadget.BlueprintOwner, a.Gadget.BlueprintName, a.Gadget.BlueprintVersion)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	list, err := res.NewPresent(int32(len(people)))
+	if err != nil {
+		return err
+	}
+	for i, p := range people {
+		if err := sc.g.s.describeCaller(list.At(i), sc.g.id, bp.Access, p.user, p.role); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,13 +2,17 @@
 // Storage it is handed (a delegatepb.Delegate session): with two gadgets of
 // it, a client can pass one gadget's delegated Storage to the other while
 // the first is inside a call that will fail (server's
-// TestADelegatedStorageUsedByAnotherGadgetIsNotPartOfTheRunningCall).
+// TestADelegatedStorageUsedByAnotherGadgetIsNotPartOfTheRunningCall). Each
+// session keeps its SessionContext, which present asks on behalf of every
+// session (server's presence tests).
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"capnproto.org/go/capnp/v3"
@@ -24,17 +28,67 @@ func main() {}
 
 type app struct{}
 
+// open is the sessions open on this instance.
+var open []*session
+
 func (app) Open(ctx context.Context, call schema.Guest_open) error {
 	res, err := call.AllocResults()
 	if err != nil {
 		return err
 	}
-	return res.SetSession(capnp.Client(delegatepb.Delegate_ServerToClient(session{})))
+	s := &session{context: call.Args().Context().AddRef()}
+	open = append(open, s)
+	return res.SetSession(capnp.Client(delegatepb.Delegate_ServerToClient(s)))
 }
 
-type session struct{}
+type session struct{ context schema.SessionContext }
 
-func (session) Storage(ctx context.Context, call delegatepb.Delegate_storage) error {
+// Shutdown runs when the host drops the session.
+func (s *session) Shutdown() {
+	open = slices.DeleteFunc(open, func(o *session) bool { return o == s })
+	s.context.Release()
+}
+
+func (*session) Present(ctx context.Context, call delegatepb.Delegate_present) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	answers, err := res.NewAnswers(int32(len(open)))
+	if err != nil {
+		return err
+	}
+	for i, o := range open {
+		if err := answers.Set(i, presentSays(ctx, o.context)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// presentSays is what sc.present answers, as Delegate.present says it.
+func presentSays(ctx context.Context, sc schema.SessionContext) string {
+	res, release, err := sc.PresentSync(ctx, nil)
+	if capnp.IsDisconnected(err) {
+		return "disconnected"
+	}
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer release()
+	list, err := res.Present()
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var people []string
+	for i := range list.Len() {
+		name, _ := list.At(i).UserName()
+		people = append(people, name+":"+list.At(i).Role().String())
+	}
+	return strings.Join(people, ",")
+}
+
+func (*session) Storage(ctx context.Context, call delegatepb.Delegate_storage) error {
 	res, err := call.AllocResults()
 	if err != nil {
 		return err
@@ -44,7 +98,7 @@ func (session) Storage(ctx context.Context, call delegatepb.Delegate_storage) er
 	return res.SetStorage(capnp.Client(guest.Storage(ctx)).AddRef())
 }
 
-func (session) WriteThenFail(ctx context.Context, call delegatepb.Delegate_writeThenFail) error {
+func (*session) WriteThenFail(ctx context.Context, call delegatepb.Delegate_writeThenFail) error {
 	args := call.Args()
 	key, _ := args.Key()
 	value, _ := args.Value()
@@ -65,7 +119,7 @@ func (session) WriteThenFail(ctx context.Context, call delegatepb.Delegate_write
 	return fmt.Errorf("writeThenFail gave up: %q did not appear within %d ms", until, args.Ms())
 }
 
-func (session) Use(ctx context.Context, call delegatepb.Delegate_use) error {
+func (*session) Use(ctx context.Context, call delegatepb.Delegate_use) error {
 	args := call.Args()
 	st := schema.Storage(args.Storage())
 	key, _ := args.Get()

@@ -1,5 +1,6 @@
 # The session of the delegate test guest (server/internal/testguests/delegate):
-# a gadget that hands out its Storage, and uses a Storage it is handed.
+# a gadget that hands out its Storage, uses a Storage it is handed, and asks
+# the contexts of all its sessions who is present.
 
 @0x894307343cbc1002;
 
@@ -19,4 +20,11 @@ interface Delegate {
   use @2 (storage :Capability, get :Text, putKey :Text, putValue :Data) -> (value :Data, found :Bool);
   # Through the Storage it is handed, not its own: reads key `get`, then
   # puts putKey = putValue, and answers what it read.
+
+  present @3 () -> (answers :List(Text));
+  # For every session open on this instance, in no set order: what its own
+  # SessionContext.present answers, as "userName:role" comma-separated, or
+  # "disconnected" when it fails so, or "error: " and the error. So one
+  # session's call tells what a guest that keeps every context would learn
+  # from each.
 }

@@ -76,6 +76,26 @@ func (c Delegate) Use(ctx context.Context, params func(Delegate_use_Params) erro
 
 }
 
+func (c Delegate) Present(ctx context.Context, params func(Delegate_present_Params) error) (Delegate_present_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x96086e2f6e8fc178,
+			MethodID:      3,
+			InterfaceName: "delegate.capnp:Delegate",
+			MethodName:    "present",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Delegate_present_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Delegate_present_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Delegate) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -154,6 +174,8 @@ type Delegate_Server interface {
 	WriteThenFail(context.Context, Delegate_writeThenFail) error
 
 	Use(context.Context, Delegate_use) error
+
+	Present(context.Context, Delegate_present) error
 }
 
 // Delegate_NewServer creates a new Server from an implementation of Delegate_Server.
@@ -172,7 +194,7 @@ func Delegate_ServerToClient(s Delegate_Server) Delegate {
 // This can be used to create a more complicated Server.
 func Delegate_Methods(methods []server.Method, s Delegate_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 3)
+		methods = make([]server.Method, 0, 4)
 	}
 
 	methods = append(methods, server.Method{
@@ -208,6 +230,18 @@ func Delegate_Methods(methods []server.Method, s Delegate_Server) []server.Metho
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Use(ctx, Delegate_use{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0x96086e2f6e8fc178,
+			MethodID:      3,
+			InterfaceName: "delegate.capnp:Delegate",
+			MethodName:    "present",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Present(ctx, Delegate_present{call})
 		},
 	})
 
@@ -263,6 +297,23 @@ func (c Delegate_use) Args() Delegate_use_Params {
 func (c Delegate_use) AllocResults() (Delegate_use_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 1})
 	return Delegate_use_Results(r), err
+}
+
+// Delegate_present holds the state for a server call to Delegate.present.
+// See server.Call for documentation.
+type Delegate_present struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Delegate_present) Args() Delegate_present_Params {
+	return Delegate_present_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Delegate_present) AllocResults() (Delegate_present_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_present_Results(r), err
 }
 
 // Delegate_List is a list of Delegate.
@@ -828,44 +879,202 @@ func (f Delegate_use_Results_Future) Struct() (Delegate_use_Results, error) {
 	return Delegate_use_Results(p.Struct()), err
 }
 
-const schema_894307343cbc1002 = "x\xda\x8c\x91\xbfk\x14[\x1c\xc5\xcf\xb9w\xf6\xcd>" +
-	"^\x96\xe4f7\x90\x97\xe2-,y\xa8\xa011\xb1" +
-	"H\x08f\xdd\xa8\x85\"\xee\x0db!)\x1c\x92k\xb2" +
-	":;Y\xe6\x87\x89EH\x11DDDD\xb4\xd3?" +
-	"@\xac\xec\x02\x82hc%j\xa1\xd8Y(\x88\x9d\x8d" +
-	"\x85\x85\x8cL\x92\x99\xc4\xb0\x8a\xe5\xcc=\xe7\xfb\xfd\x9c" +
-	"\xef\x19\xf4X\xb5\x86\x0a/%\x84\xde\x9b\xfb+^z" +
-	"z\xd3\xdb\xef\xe5\xefBu\xcaXt=\x1e\x1f\xb1'" +
-	"\xaf\x01,\xbe\xe0\xb3\xe2\x1b\xda@\xf15\x9f\x17O\x0a" +
-	"\x1b\x88'o\x8f\xdf\xef\xf9\xc7\xbf\x07\xddK\x029i" +
-	"\x03\xc3\x07\xc5\x05\x82\xc5\xc3\xe2\x13\x18?\xd8\xf5\xfe\xfb" +
-	"\xd9\xe9\xe6\x1aT/\x01+y\xef\x91>a\xc5\x1f\xff" +
-	"\xcb}X\xbe~k-\xf5&\xa3\x87)+\x89\xf7o" +
-	"\xb9\x08\xc6+\xafV\xaf\xae\xce\xac>\xd9\xf0n\x08\x8c" +
-	"\xac%\x82\xa6\x9c\x00\xe3\x9e\xbeG_\xbbO}y\xb7" +
-	")X\x9f~C\xf6%\x82;2\xd9\xbe|\xe5\xd0\xdb" +
-	"\x87\xa3\xdf>o\xdb\xde\xb4\xc6\x88\xc1x\xd6\xb8f\xce" +
-	"\x09\x8d\x18\x98qZ^k\xec\xc8\xe67\xea\xa4\xee\x90" +
-	"9 33\xe5P\xba\x06\xa1\x8e\xdad\x16\x9ci>" +
-	"5\xeaC\xa8!\x9b\"\xa3b\x9aP\xfd_\x81P\xff" +
-	"\xda+A\xb8\xe0;s\xa6\xcax\xd1o\x84\xe6\xf4\xbc" +
-	"A\xd9;\xe64\xdc*\xed(0U\xd6\xc9\x8c\xcc\xda" +
-	"A6\x90z\xd6\x1d\xfdu\xa7\xd3w\x9a\x81\xee\x92\x16" +
-	"`\x11PN\x05\xd0\xd3\x92z^P\x91\xa5\xe4\xaa\xca" +
-	"\x1c\x00\xf49I\xed\x0a*!J\x14\x80j$?g" +
-	"%uK\x90\xb2D\x09\xa8f\x1f\xa0\xe7%u(h" +
-	"_4\x97\xd9\x01\xc1\x0e\xb0|\xc9q#\xc3\x02\x04\x0b" +
-	"`9\xf2\xc2\x86\x9b\xbe\xc9f\xc0<\x04\xf3\xf8c\xec" +
-	")S\x0e\"7\x0c2\xbd\xdc\xa9\x8f\x02\xd3?e\x82" +
-	"\xc8v\xc3@\xe7\xb3t{\x12\xe6~I=(\x98\x86" +
-	"\xdb\x97\xfc\xdb-\xa9G\xc4N\xce\xf3\x0b\x917KB" +
-	"\x90\xbf\x83\xdbld}\xa1\x1b\x06\xd0V\xb6\xb0P\x03" +
-	"t^R\x97\x04\xd3\xe6\xd8mI\x90\xdd\xdbF\xb6\xe5" +
-	"\xaf;\xbe#\x7f.\xa7\xd6\xae\x9cJ\xbbr\xc6\xb6\xca" +
-	"Q2m\xe78\xa0]I\xbd\xd4\x0e\xc6\x9e3a\xda" +
-	"\xc9D+\x0aOl\xd5\x17\xb7\xa2\xf0Lr\x19\x00\xe9" +
-	"q~\xcd\x9e\x9ec\"\x09\xd0\x0c~\x04\x00\x00\xff\xff" +
-	"\x7f\x10\x01\xad"
+type Delegate_present_Params capnp.Struct
+
+// Delegate_present_Params_TypeID is the unique identifier for the type Delegate_present_Params.
+const Delegate_present_Params_TypeID = 0xc8c7d598f989ebc7
+
+func NewDelegate_present_Params(s *capnp.Segment) (Delegate_present_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Delegate_present_Params(st), err
+}
+
+func NewRootDelegate_present_Params(s *capnp.Segment) (Delegate_present_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Delegate_present_Params(st), err
+}
+
+func ReadRootDelegate_present_Params(msg *capnp.Message) (Delegate_present_Params, error) {
+	root, err := msg.Root()
+	return Delegate_present_Params(root.Struct()), err
+}
+
+func (s Delegate_present_Params) String() string {
+	str, _ := text.Marshal(0xc8c7d598f989ebc7, capnp.Struct(s))
+	return str
+}
+
+func (s Delegate_present_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Delegate_present_Params) DecodeFromPtr(p capnp.Ptr) Delegate_present_Params {
+	return Delegate_present_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Delegate_present_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Delegate_present_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Delegate_present_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Delegate_present_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Delegate_present_Params_List is a list of Delegate_present_Params.
+type Delegate_present_Params_List = capnp.StructList[Delegate_present_Params]
+
+// NewDelegate_present_Params creates a new list of Delegate_present_Params.
+func NewDelegate_present_Params_List(s *capnp.Segment, sz int32) (Delegate_present_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Delegate_present_Params](l), err
+}
+
+// Delegate_present_Params_Future is a wrapper for a Delegate_present_Params promised by a client call.
+type Delegate_present_Params_Future struct{ *capnp.Future }
+
+func (f Delegate_present_Params_Future) Struct() (Delegate_present_Params, error) {
+	p, err := f.Future.Ptr()
+	return Delegate_present_Params(p.Struct()), err
+}
+
+type Delegate_present_Results capnp.Struct
+
+// Delegate_present_Results_TypeID is the unique identifier for the type Delegate_present_Results.
+const Delegate_present_Results_TypeID = 0xa598e1f078f1c0e3
+
+func NewDelegate_present_Results(s *capnp.Segment) (Delegate_present_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_present_Results(st), err
+}
+
+func NewRootDelegate_present_Results(s *capnp.Segment) (Delegate_present_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_present_Results(st), err
+}
+
+func ReadRootDelegate_present_Results(msg *capnp.Message) (Delegate_present_Results, error) {
+	root, err := msg.Root()
+	return Delegate_present_Results(root.Struct()), err
+}
+
+func (s Delegate_present_Results) String() string {
+	str, _ := text.Marshal(0xa598e1f078f1c0e3, capnp.Struct(s))
+	return str
+}
+
+func (s Delegate_present_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Delegate_present_Results) DecodeFromPtr(p capnp.Ptr) Delegate_present_Results {
+	return Delegate_present_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Delegate_present_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Delegate_present_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Delegate_present_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Delegate_present_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Delegate_present_Results) Answers() (capnp.TextList, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return capnp.TextList(p.List()), err
+}
+
+func (s Delegate_present_Results) HasAnswers() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Delegate_present_Results) SetAnswers(v capnp.TextList) error {
+	return capnp.Struct(s).SetPtr(0, v.ToPtr())
+}
+
+// NewAnswers sets the answers field to a newly
+// allocated capnp.TextList, preferring placement in s's segment.
+func (s Delegate_present_Results) NewAnswers(n int32) (capnp.TextList, error) {
+	l, err := capnp.NewTextList(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return capnp.TextList{}, err
+	}
+	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
+	return l, err
+}
+
+// Delegate_present_Results_List is a list of Delegate_present_Results.
+type Delegate_present_Results_List = capnp.StructList[Delegate_present_Results]
+
+// NewDelegate_present_Results creates a new list of Delegate_present_Results.
+func NewDelegate_present_Results_List(s *capnp.Segment, sz int32) (Delegate_present_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Delegate_present_Results](l), err
+}
+
+// Delegate_present_Results_Future is a wrapper for a Delegate_present_Results promised by a client call.
+type Delegate_present_Results_Future struct{ *capnp.Future }
+
+func (f Delegate_present_Results_Future) Struct() (Delegate_present_Results, error) {
+	p, err := f.Future.Ptr()
+	return Delegate_present_Results(p.Struct()), err
+}
+
+const schema_894307343cbc1002 = "x\xda\x8cROH\x1cW\x1c\xfe}\xef\xcdv\x16\xea" +
+	"\xaa\xcf]A\x84v\xe9\xb2\xd2zXk[{p\x91" +
+	"\xba\xac\xb5\x87\xf6\xd0}R\x0a-\x1e:\xe8\xabn;" +
+	";n\xe7O\xb5\x07\xd9\x83\x94\"=\x84\x10\x12\xbc\x98" +
+	"[.\xc1S \x07!\x90\x98\x8b\xb9\x08\xb9$\xe4\x16" +
+	"\x82\x81\x10r1\x87\x1c<\x84\x09o\xb23nD\x97" +
+	"\xdcv\xdf\xfb\xbeo\xbe\xef{\xdf\xf8\x0e*\xc6\x17\x99" +
+	"\x96ALN\xa4>\x08\xd7\xf6.8\x9f;\xe9+$" +
+	"\xfax\xc8\xfaoMM\x983\x9bD\xc8\x8e\xb0\xbb\xd9" +
+	"\x123\x89\xbe\x1ae&\xb2\x07\xfag8si\xea\xea" +
+	"\xe0\x87\xee6\xc9!\x80(\xc5\xf5\xfdM\xf6\x07\x08\xd9" +
+	"=\xf6\x8c\x10\x1e\xdey\xb9v\xf4d\xeb\x1a\x89!\x0d" +
+	"\x80\x06\\\xe6U\x0d\xd8\xe6\xd3\x84\xf0\xfa\xa7\x8f_\xff" +
+	":\xdf\xd8}\x0b0\xf4\xfd\x01wAF\xf8\xf4\xe3\xd4" +
+	"\xe1\xfa\xff\x17wc\xf1\x88\xbb\xcb\x0b\x918_%\x84" +
+	"\xad\xfb\x1b\xffm,l\xdc\xee\x14\xff\xc8\x88\xc4G\x0c" +
+	"-\xbe\xffb\xf3x\xeb\xc1\xfe\xbd\x0e\xf1Y\xa3\xac\xc5" +
+	"\x07\x87o\xbc\x1a\xf8\xf1\xe8Q\x9b\x1a]\x95\x8caM" +
+	"\xfd\xda\xd0\xc6\xd7\xff\xfd\xe6\xe1\xce\xe4\xf1\xf3\x0ej&" +
+	"U\x06\x8d\x87\x8b\xcaVK\x96\xaf\xd8\xd8\x82\xd5t\x9a" +
+	"\xe5o\xdb\xff\xa9\x06\xc8~\x9e\"J\xc8\x88\x1d\x8a\xbf" +
+	"\xaa\xc4\x842\x81\xa43\xc4\xc9\xc5/.1!M\xb0" +
+	"\xc4\x15\xe2\xecb\xb6@LL\x9a\xe0I\x16\xc4\x95\x8a" +
+	"\x92\xd6\xfc\xc4ly\xfe\x8ak-\xa9\x0a\xc2U\xb7\xee" +
+	"\xab\x9f\x96\x15\xe5\x9d\xef\xac\xba]\x81\x19x\xaa\x82V" +
+	"\xd3U\x9er\xfc\x0aj@\xe2\xdf8\xe5\x7f,fG" +
+	"\xdcb\xcd\xeas\xad\x86'\xfb\xb9Ad\x80HX\x05" +
+	"\"9\xcf!\x97\x19\x04\x90\xd3\xaf\"\xd4\x97D\xf27" +
+	"\x0ei3\x08\xc6r`D\xa2\xae\x0f\x179d\x93\x01" +
+	"<\x07N$\x1a\xc3Dr\x99C\xfa\x0c\xe6\x9f\xea\x1f" +
+	"\xf4\x10C\x0f!\xff\xb7e\x07\x0a\x19b\xc8\x10\xf2\x81" +
+	"\xe3\xd7\xed\xf8\x8e7<\xa4\x89!M]l\xb7\xc3\x15" +
+	"\xe7\x94\x17\xd8\xbeG\xd2H\x1cg\xaaD2\xcd!\x8b" +
+	"\x0c-\xcb\xf1V\x95\xeb\xa1\x97P\xe3\x88>\xd1K\xef" +
+	"]\xc7\x9c\xcaG\xf2\x09\x9e\x9f\xc6\x07\x9e\x8a<\x98\xb6" +
+	"\xef\xc9t\xe2aTwQ\xe4\x90\xe3\x0cqi%}" +
+	"\xf6\x19\x87\x9c`\xa7\xf3\xff\xbe\x128\x8b\x001\xa0\x9b" +
+	"\xb9\xf6\x9bw\x0d\x9dc\x88\xb7\x81\x01\x83\x130\xd0!" +
+	"\xc9\xcf\xebq\xbaf\xe9\x87\xef\x1eTc\xf8\xbb\xeb\xa8" +
+	"\x9e\xb5\x8e\xc2Y\xeb(\x9f\xacC\xf0x\x1e\xdf\x13I" +
+	"\x9bC\xae\x9d\xe5\xda\\R~<\x8a\xe9f\xe0\xffp" +
+	"\xb2\x9f\xb0\x19\xf8?\xeb\x0a\x89(n\xf1|\xefqo" +
+	"\xed\x90o\x02\x00\x00\xff\xffxUJ\x87"
 
 func RegisterSchema(reg *schemas.Registry) {
 	reg.Register(&schemas.Schema{
@@ -873,9 +1082,11 @@ func RegisterSchema(reg *schemas.Registry) {
 		Nodes: []uint64{
 			0x96086e2f6e8fc178,
 			0x9d720b159e3c9343,
+			0xa598e1f078f1c0e3,
 			0xb96d5c5afddf27aa,
 			0xb9918b7de3051ee4,
 			0xbf8363838783d07f,
+			0xc8c7d598f989ebc7,
 			0xd8f04f12f5b21a15,
 			0xe9f939acd63e857d,
 		},

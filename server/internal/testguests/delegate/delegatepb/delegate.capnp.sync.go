@@ -68,3 +68,23 @@ func (c Delegate) UseSync(ctx context.Context, params func(Delegate_use_Params) 
 	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
 	return Delegate_use_Results(res), release, err
 }
+
+// PresentSync calls present and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Delegate) PresentSync(ctx context.Context, params func(Delegate_present_Params) error) (Delegate_present_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x96086e2f6e8fc178,
+			MethodID:      3,
+			InterfaceName: "delegate.capnp:Delegate",
+			MethodName:    "present",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Delegate_present_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Delegate_present_Results(res), release, err
+}

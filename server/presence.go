@@ -1,0 +1,160 @@
+package server
+
+// Design: presence (SessionContext.present) is a registry of the sessions
+// open now, per gadget, kept by the sessions themselves. gadgetCap.session,
+// the one way a session is opened (Gadget.open and a frame ticket's
+// websocket), enters one before it asks the guest, so a guest asking during
+// open finds its own caller, and wraps the session it hands out in a
+// presentHook, whose Shutdown leaves. go-capnp runs Shutdown once, when the
+// last reference anywhere is gone: the client's release, its connection's
+// end, the frame's websocket closing. A failed open leaves at once. So the
+// registry holds the live sessions and nothing else; a gadget's map goes
+// with its last session.
+//
+// A revoked or expired session stays entered while its holder still holds
+// the capability, but no answer counts it: present checks every entry's
+// credential and share as the session's own calls do, and leaves out those
+// that fail as disconnected.
+//
+// Locking: presence.mu guards the map and the sequence, and is held only to
+// enter, leave or copy one gadget's entries: never while checking an entry
+// (which may read the store) or calling anything. An entry's fields never
+// change after enter.
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+
+	"capnproto.org/go/capnp/v3"
+
+	"github.com/gadgetd/gadgetd/internal/store"
+)
+
+// presence is the sessions open now, per gadget. The zero value is ready.
+type presence struct {
+	mu      sync.Mutex
+	began   uint64                                  // entries entered so far: orders them
+	gadgets map[string]map[*presentSession]struct{} // by gadget id; no empty map
+}
+
+// presentSession is one open session.
+type presentSession struct {
+	p        *presence
+	gadgetID string
+	user     store.User
+	role     store.Role // the session's, as Guest.open is told
+	began    uint64
+	cred     *credential // the session's guards (nil: none)
+	share    *shareCheck
+}
+
+// present is one user with a session open, as SessionContext.present
+// answers: their highest role among their valid sessions.
+type present struct {
+	user store.User
+	role store.Role
+}
+
+// enter registers a session of g opened at role and guarded by g's
+// credential and share; hold or leave it.
+func (p *presence) enter(g *gadgetCap, role store.Role, share *shareCheck) *presentSession {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.began++
+	ps := &presentSession{p: p, gadgetID: g.id, user: g.user, role: role, began: p.began, cred: g.cred, share: share}
+	sessions := p.gadgets[g.id]
+	if sessions == nil {
+		if p.gadgets == nil {
+			p.gadgets = map[string]map[*presentSession]struct{}{}
+		}
+		sessions = map[*presentSession]struct{}{}
+		p.gadgets[g.id] = sessions
+	}
+	sessions[ps] = struct{}{}
+	return ps
+}
+
+// leave unregisters ps.
+func (ps *presentSession) leave() {
+	p := ps.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sessions := p.gadgets[ps.gadgetID]
+	delete(sessions, ps)
+	if len(sessions) == 0 {
+		delete(p.gadgets, ps.gadgetID)
+	}
+}
+
+// hold returns session, taking ownership of it, as a capability that
+// leaves ps once its last reference is gone.
+func (ps *presentSession) hold(session capnp.Client) capnp.Client {
+	return capnp.NewClient(&presentHook{session: session, entry: ps})
+}
+
+// of returns the users with a valid session of gadget gadgetID open, in
+// the order their oldest valid session began.
+func (p *presence) of(ctx context.Context, gadgetID string) ([]present, error) {
+	p.mu.Lock()
+	sessions := make([]*presentSession, 0, len(p.gadgets[gadgetID]))
+	for ps := range p.gadgets[gadgetID] {
+		sessions = append(sessions, ps)
+	}
+	p.mu.Unlock()
+	slices.SortFunc(sessions, func(a, b *presentSession) int { return cmp.Compare(a.began, b.began) })
+
+	var people []present
+	index := map[string]int{} // user id → position in people
+	for _, ps := range sessions {
+		err := ps.cred.check(ctx)
+		if err == nil {
+			err = ps.share.check(ctx)
+		}
+		switch {
+		case capnp.IsDisconnected(err):
+			continue // revoked or expired: gone, whether released yet or not
+		case err != nil:
+			return nil, err
+		}
+		if i, ok := index[ps.user.ID]; ok {
+			people[i].role = max(people[i].role, ps.role)
+			continue
+		}
+		index[ps.user.ID] = len(people)
+		people = append(people, present{user: ps.user, role: ps.role})
+	}
+	return people, nil
+}
+
+// presentHook is a session as gadgetCap.session hands it out: it forwards
+// every call straight to the guarded session (same goroutine, no copy), as
+// countedHook does, and leaves presence when its last reference is gone.
+type presentHook struct {
+	session capnp.Client
+	entry   *presentSession
+}
+
+func (h *presentHook) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
+	return h.session.SendCall(ctx, s)
+}
+
+func (h *presentHook) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
+	return h.session.RecvCall(ctx, r)
+}
+
+// Brand is the session's own, so wasmhost still knows its session when a
+// client hands it back.
+func (h *presentHook) Brand() capnp.Brand {
+	snap := h.session.Snapshot()
+	defer snap.Release()
+	return snap.Brand()
+}
+
+func (h *presentHook) Shutdown() {
+	h.entry.leave()
+	h.session.Release()
+}
+
+func (h *presentHook) String() string { return "present " + h.session.String() }
