@@ -144,7 +144,7 @@ func (g *gateway) Restore(ctx context.Context, call schema.Gateway_restore) erro
 	gc := &gadgetCap{
 		s: g.s, user: u, id: sv.GadgetID, role: schema.Role(a.Role),
 		shared: a.Gadget.OwnerID != u.ID,
-		cred:   &credential{s: g.s, id: sv.ID, saved: hash},
+		cred:   &credential{s: g.s, saved: hash},
 	}
 	var c capnp.Client
 	switch sv.Kind {

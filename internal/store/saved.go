@@ -191,8 +191,7 @@ func (s *BoltStore) SavedOf(ctx context.Context, userID string) ([]Saved, error)
 
 func (s *BoltStore) DropSaved(ctx context.Context, userID, id string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		// Ids never contain '/': the key names exactly this user's token.
-		if strings.Contains(id, "/") || tx.Bucket(bucketSavedByUser).Get(pairKey(userID, id)) == nil {
+		if tx.Bucket(bucketSavedByUser).Get(pairKey(userID, id)) == nil {
 			return fmt.Errorf("saved token id %.64q: %w", id, ErrNotFound)
 		}
 		s.countDrop(tx)
