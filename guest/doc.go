@@ -61,9 +61,13 @@
 // is revoked or expires, it fails with a disconnected exception. A session that lives long, or work done later on
 // a user's behalf, asks it before trusting the caller again. To keep it,
 // take a reference (Context().AddRef()) and release it in the session's
-// Shutdown, which runs when the client lets go of the session. Like a call
-// to a client's capability, a call to it commits the storage writes made so
-// far (docs/ABI.md §11). guesttest lends one that answers the test's Caller.
+// Shutdown, which runs when the client lets go of the session. Its Present
+// method answers who has a session of this gadget open now, this one's
+// caller included: one Caller per user, at their highest role, in the order
+// they arrived (examples/notes shows them). Like a call to a client's
+// capability, a call to it commits the storage writes made so far
+// (docs/ABI.md §11). guesttest lends one that answers the test's Caller,
+// and as present the callers of the sessions the test has open.
 //
 // # Subscriptions
 //
