@@ -131,8 +131,8 @@ func TestSharingFromTheShell(t *testing.T) {
 	})
 
 	// bob opens a viewer link alice made (the shell's #redeem= address),
-	// redeems it on his click, and his shell, a viewer's, has no share
-	// dialog for it.
+	// which leaves the address bar and redeems only on his click, and his
+	// shell, a viewer's, has no share dialog for it.
 	t.Run("AViewerHasNoShareDialog", func(t *testing.T) {
 		id := createCounter(t, alice, "viewed counter")
 		openShareDialog(t, alice)
@@ -149,6 +149,12 @@ func TestSharingFromTheShell(t *testing.T) {
 		waitIn(t, bob, "the link's secret offered for redeeming", `document.querySelector("#redeem-secret")?.value === `+jsString(secret)+` && document.querySelector("#redeem-offer")`)
 		if hash := evalIn[string](t, bob, `location.hash`); hash != "" {
 			t.Errorf("the address bar keeps %q: the secret must leave it", hash)
+		}
+		// Opening the link redeemed nothing: bob's click does.
+		click(t, bob, ".sidebar .refresh")
+		waitIn(t, bob, "bob's list again", `document.querySelector("#gadget-list li")`)
+		if listedBefore := evalIn[bool](t, bob, `!!document.querySelector(`+jsString(listed(id))+`)`); listedBefore {
+			t.Error("opening the link put the gadget in bob's list before he clicked Redeem")
 		}
 		click(t, bob, "#redeem button[type=submit]")
 		waitIn(t, bob, "the gadget open in bob's shell", `document.querySelector(".open-gadget")?.dataset.id === `+jsString(id)+
