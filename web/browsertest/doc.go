@@ -18,4 +18,7 @@
 // The tests themselves prove the browser half of the double sandbox: what a
 // gadget's iframe cannot reach (isolation_test.go), with a control run
 // without the protections for every channel, so that each test can fail.
+// They also drive the shell end to end against a real server: one user's
+// flows (shell_test.go), and two users sharing a gadget through the share
+// dialog and links, each in a tab of their own (sharing_test.go).
 package browsertest
