@@ -23,18 +23,13 @@ import (
 	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
-// compileCache is shared by every server a test starts: each would
-// otherwise compile the same guests again, which takes seconds (tens of
-// seconds under -race).
-var compileCache string
-
 func TestMain(m *testing.M) {
 	leakcheck.Install()
 	dir, err := os.MkdirTemp("", "gadgetd-server-test-cache-")
 	if err != nil {
 		panic(err)
 	}
-	compileCache = dir
+	server.TestCompileCache = dir
 	code := m.Run()
 	blueprinttest.RemoveAll()
 	os.RemoveAll(dir)
@@ -56,7 +51,7 @@ func start(t testing.TB, dir string, opts ...server.Option) *harness {
 	t.Helper()
 	ctx := context.Background()
 	opts = append([]server.Option{
-		server.WithWasmOptions(wasmhost.WithCompilationCacheDir(compileCache)),
+		server.WithWasmOptions(wasmhost.WithCompilationCacheDir(server.TestCompileCache)),
 		// Warnings (a connection the server aborted, and why) go to the
 		// test binary's stderr, so a failure on CI can be diagnosed.
 		server.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),

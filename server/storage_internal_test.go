@@ -15,10 +15,15 @@ import (
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
+// openTestServer opens a server on a fresh data directory, with the test
+// binary's shared compilation cache (TestCompileCache) unless opts set
+// another.
 func openTestServer(t *testing.T, opts ...Option) *Server {
 	t.Helper()
+	opts = append([]Option{WithWasmOptions(wasmhost.WithCompilationCacheDir(TestCompileCache))}, opts...)
 	s, err := Open(context.Background(), t.TempDir(), opts...)
 	if err != nil {
 		t.Fatal(err)
