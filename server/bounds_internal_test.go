@@ -226,8 +226,11 @@ func gadgetByID(t *testing.T, ws schema.Workspace, id string) schema.Gadget {
 // The schema promises that a flood of Host.log is rate limited; before, a
 // guest logging in a loop had every line kept (13k lines of 4 KiB in 0.3 s).
 func TestHostLogFloodIsRateLimitedAndTheDropsAreCounted(t *testing.T) {
+	// The call timeout ends the flood; it also bounds the open, which
+	// starts the guest's instance: 300 ms was too little for that under
+	// -race on a busy machine.
 	s := openTestServer(t,
-		WithWasmOptions(wasmhost.WithCallTimeout(300*time.Millisecond)),
+		WithWasmOptions(wasmhost.WithCallTimeout(2*time.Second)),
 		WithLogRateLimit(0.001, 20))
 	hostileGadgets(t, s)
 	ws := serve(t, s)
