@@ -266,7 +266,9 @@ func TestServerCloseDuringAnInProcessInstallDoesNotPanic(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() {
 		b := bombBundle(t, "bomb")
-		b.Wasm = compilebomb.NestedBlocks(1000, 1000) // 3 s to compile, 30 s under -race
+		// About a second to compile, 10 under -race: Close comes within
+		// milliseconds of the compile's start.
+		b.Wasm = compilebomb.NestedBlocks(300, 1000)
 		_, err := h.srv.InstallBuiltin(context.Background(), &b)
 		errc <- err
 	}()
