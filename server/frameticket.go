@@ -182,7 +182,7 @@ func (s *Server) ServeFrameConn(ctx context.Context, remote, ticket string, upgr
 		s.rpc.LogStranger(slog.LevelWarn, "websocket frame refused", "remote", remote, "err", err)
 		return err
 	}
-	session, err := g.session(ctx, func() {})
+	session, err := g.session(ctx, func() {}, true)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func (g *gadgetCap) Info(ctx context.Context, call schema.Gadget_info) error {
 // straight to the session, still in one network round trip. call.Go lets
 // the capability's other calls run meanwhile.
 func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
-	session, err := g.session(ctx, call.Go)
+	session, err := g.session(ctx, call.Go, false)
 	if err != nil {
 		return err
 	}
@@ -84,8 +84,8 @@ func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
 // returns it guarded by g's credential and, opened through a share, by the
 // role it was opened with, once the guest has answered. detach runs once
 // the gadget is live, before the guest is asked: Open lets the capability's
-// other calls run from there.
-func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, error) {
+// other calls run from there. A frame's session (frame set) refuses save.
+func (g *gadgetCap) session(ctx context.Context, detach func(), frame bool) (capnp.Client, error) {
 	a, err := g.access(ctx)
 	if err != nil {
 		return capnp.Client{}, err
@@ -122,7 +122,7 @@ func (g *gadgetCap) session(ctx context.Context, detach func()) (capnp.Client, e
 		here.leave()
 		return capnp.Client{}, fmt.Errorf("gadget %q returned no session from Guest.open", g.id)
 	}
-	return here.hold(g.cred.guardSession(session.AddRef(), share, &sessionSaver{g: g, role: a.Role})), nil
+	return here.hold(g.cred.guardSession(session.AddRef(), share, &sessionSaver{g: g, role: a.Role, frame: frame})), nil
 }
 
 // fillCaller describes g's user to the gadget of a, with a's role and the

@@ -73,9 +73,16 @@ func (g *gadgetCap) Save(ctx context.Context, call persistent.Persistent_save) e
 type sessionSaver struct {
 	g    *gadgetCap
 	role store.Role
+	// frame: the session of a gadget's frame (frameticket.go), which the
+	// gadget's own UI script holds. Its token would let the blueprint's
+	// author open sessions as the user, later, from anywhere.
+	frame bool
 }
 
 func (sv *sessionSaver) Save(ctx context.Context, call persistent.Persistent_save) error {
+	if sv.frame {
+		return errString("save: a gadget frame's session cannot be saved")
+	}
 	return sv.g.save(ctx, call, store.SavedSession, sv.role)
 }
 
@@ -151,7 +158,7 @@ func (g *gateway) Restore(ctx context.Context, call schema.Gateway_restore) erro
 	case store.SavedGadget:
 		c = capnp.Client(gc.client())
 	case store.SavedSession:
-		if c, err = gc.session(ctx, call.Go); err != nil {
+		if c, err = gc.session(ctx, call.Go, false); err != nil {
 			return err
 		}
 	default:

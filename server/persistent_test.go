@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/base64"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -461,5 +462,34 @@ func TestASavedTokenOutlivesARestartAndOnlyItsKeyedHashIsStored(t *testing.T) {
 	h = start(t, dir)
 	if role, err := infoRole(t, schema.Gadget(h.mustRestore(t, token))); err != nil || role != schema.Role_owner {
 		t.Fatalf("restored after a restart: %v, %v", role, err)
+	}
+}
+
+// TestAFramesSessionCannotBeSaved: the session of a gadget's frame is held
+// by the gadget's own UI script, whose author must not get a token that
+// opens sessions as the user later.
+func TestAFramesSessionCannotBeSaved(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.login(t, h.token("alice"))
+	g, _ := create(t, ws, "counter")
+	f, release := g.FrameTicket(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticket, _ := res.Ticket()
+	serverSide, clientSide := net.Pipe()
+	go h.srv.ServeFrameConn(testCtx(t), "pipe", ticket, func() (net.Conn, error) { return serverSide, nil })
+	frame := client.NewConn(clientSide)
+	defer frame.Close()
+	session := capnp.Client(frame.Gateway())
+	if _, err := increment(t, session); err != nil {
+		t.Fatalf("the frame's session: %v", err)
+	}
+	_, err = save(t, session)
+	requireErrorContains(t, err, "a gadget frame's session cannot be saved")
+	if got := savedIDs(t, ws); len(got) != 0 {
+		t.Fatalf("alice has saved tokens %q", got)
 	}
 }
