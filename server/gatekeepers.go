@@ -28,8 +28,9 @@ func (h *host) Gatekeeper(ctx context.Context, call schema.Host_gatekeeper) erro
 		return err
 	}
 	g := desk.Gadget{ID: h.lg.id, OwnerID: h.lg.owner}
-	// Every call a gadget makes is on its owner's behalf, whoever's
-	// session it serves (docs/SECURITY.md, Known gaps).
+	// Every call a gadget makes acts with its owner's authority; one made
+	// while serving a shared user's session is recorded as that user's
+	// (shareCheck.admitting).
 	c, err := h.desk.Gatekeeper(ctx, g, h.lg.owner, name)
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"capnproto.org/go/capnp/v3"
 	capnpserver "capnproto.org/go/capnp/v3/server"
 
+	"github.com/gadgetd/gadgetd/gatekeepers/desk"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -34,6 +35,7 @@ var errShareRevoked = capnp.Disconnected("the share this capability was obtained
 // chain is revoked, lowered or moved, even if the role came back since.
 type shareCheck struct {
 	s     *Server
+	user  string // the session's user
 	via   string // the grant the session's role came through
 	stamp string // its store.ChainStamp at open
 
@@ -72,13 +74,15 @@ func (c *shareCheck) check(ctx context.Context) error {
 }
 
 // admitting returns ctx for a call on a session c guards, so that the
-// gadget's worker checks c again when it takes the call off its queue: a
-// call queued before a revocation never reaches the guest after it.
+// gadget's worker checks c again when it takes the call off its queue (a
+// call queued before a revocation never reaches the guest after it), and
+// so that the gatekeepers the guest calls while serving it record c's user
+// as the one acting, with the owner's authority (desk.WithActor).
 func (c *shareCheck) admitting(ctx context.Context) context.Context {
 	if c == nil {
 		return ctx
 	}
-	return wasmhost.WithAdmission(ctx, c.check)
+	return wasmhost.WithAdmission(desk.WithActor(ctx, c.user), c.check)
 }
 
 // guard makes every method check c before it runs.
@@ -123,7 +127,7 @@ func (g *gadgetCap) shareCheckFor(a store.GadgetAccess) *shareCheck {
 	if a.Gadget.OwnerID == g.user.ID {
 		return nil
 	}
-	return &shareCheck{s: g.s, via: a.Via.ID, stamp: a.Stamp}
+	return &shareCheck{s: g.s, user: g.user.ID, via: a.Via.ID, stamp: a.Stamp}
 }
 
 // errNoUser names a user that does not exist.

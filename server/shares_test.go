@@ -10,6 +10,7 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
+	"github.com/gadgetd/gadgetd/examples/issues/issuespb"
 	"github.com/gadgetd/gadgetd/examples/notes/notespb"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
 	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
@@ -558,4 +559,89 @@ func TestASessionWhoseRoleDroppedAndCameBackStaysEnded(t *testing.T) {
 	if _, err := countertest.Increment(testCtx(t), session(t, openGadget(t, ws["carol"], id))); err != nil {
 		t.Fatalf("carol's new session: %v", err)
 	}
+}
+
+// bob, an editor of alice's issues gadget, lists and files issues through
+// his session: the audit entries and the queued action name bob, while the
+// action waits for alice, in alice's workspace; alice's own call is hers.
+// (All were recorded as alice's.)
+func TestAGatekeeperCallMadeInASharedUsersSessionIsRecordedAsTheirs(t *testing.T) {
+	h := startIssues(t)
+	alice := h.login(t, h.token("alice"))
+	f, release := dial(t, h.addr).Gateway().Login(testCtx(t), func(p schema.Gateway_login_Params) error { return p.SetToken(h.token("bob")) })
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := res.Workspace()
+	bobInfo, _ := res.User()
+	bobID, _ := bobInfo.Id()
+
+	g, id := create(t, alice, "issues")
+	if err := bindRepo(t, g, "acme/widgets"); err != nil {
+		t.Fatal(err)
+	}
+	mustShare(t, g, "bob", schema.Role_editor)
+	alicesOpen, releaseAlices := g.Open(testCtx(t), nil)
+	defer releaseAlices()
+	if _, err := listIssues(t, issuespb.Issues(alicesOpen.Session())); err != nil {
+		t.Fatal(err)
+	}
+	bobsOpen, releaseBobs := openGadget(t, bob, id).Open(testCtx(t), nil)
+	defer releaseBobs()
+	bobs := issuespb.Issues(bobsOpen.Session())
+	if _, err := listIssues(t, bobs); err != nil {
+		t.Fatal(err)
+	}
+	action := fileIssue(t, bobs, "Filed by bob")
+
+	af, releaseActions := alice.Actions(testCtx(t), nil)
+	defer releaseActions()
+	ares, err := af.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions, _ := ares.Actions()
+	if actions.Len() != 1 {
+		t.Fatalf("alice's workspace has %d actions, want bob's one", actions.Len())
+	}
+	if got, _ := actions.At(0).Id(); got != action {
+		t.Fatalf("alice's action %s, want %s", got, action)
+	}
+	if user, _ := actions.At(0).User(); user != bobID {
+		t.Fatalf("the action bob's session queued names user %q, want bob's %q", user, bobID)
+	}
+	if st := actions.At(0).State(); st != schema.ActionState_pending {
+		t.Fatalf("the action is %v, want pending alice's approval", st)
+	}
+
+	entries := auditEntries(t, alice)
+	// Newest first: bob's file and list, then alice's list.
+	if len(entries) != 3 || entries[0].user != bobID || entries[0].actionID != action || entries[1].user != bobID || entries[2].user == bobID || entries[2].user == "" {
+		t.Fatalf("alice's audit log: %+v; want bob's file and list, then alice's list", entries)
+	}
+}
+
+type auditEntry struct{ user, method, actionID string }
+
+// auditEntries returns ws's audit log, newest first.
+func auditEntries(t *testing.T, ws schema.Workspace) []auditEntry {
+	t.Helper()
+	f, release := ws.Audit(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := res.Entries()
+	var out []auditEntry
+	for i := range list.Len() {
+		e := list.At(i)
+		user, _ := e.User()
+		method, _ := e.Method()
+		id, _ := e.ActionId()
+		out = append(out, auditEntry{user, method, id})
+	}
+	return out
 }

@@ -277,6 +277,12 @@ func WithCallScope(begin func() (end func(error) error)) SandboxOption {
 // tells its own guest's calls by them: the server's Storage lets only its
 // gadget's guest join the call scope. Only the values are used; ctx's
 // deadline and cancellation are not the sandbox's (Close ends it).
+//
+// Below these, a call the guest makes also carries the values of the
+// context of the top-level call it is serving, so a host service can tell
+// on whose behalf it is called. A call delivered while the guest waits on a
+// client's capability (doc.go) runs inside the waiting call: the calls it
+// makes carry the waiting call's values.
 func WithContextValues(ctx context.Context) SandboxOption {
 	return func(c *gadgetConfig) { c.values = context.WithoutCancel(ctx) }
 }

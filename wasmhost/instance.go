@@ -132,7 +132,7 @@ func newInstance(g *Sandbox, held *holding) (*instance, error) {
 	// functions) may call the host like any call may: it runs as a call,
 	// with a deadline and a scope of its own, so its storage writes commit
 	// only if it starts.
-	exit := inst.enter()
+	exit := inst.enter(nil)
 	var mod api.Module
 	err := inst.reserveMemory()
 	if err == nil {
@@ -165,9 +165,15 @@ func newInstance(g *Sandbox, held *holding) (*instance, error) {
 }
 
 // enter starts a top-level call: the context every export and host function
-// of the call sees, with the call's deadline. The returned function ends it.
-func (inst *instance) enter() (exit func()) {
-	ctx, cancel := context.WithTimeout(inst.g.ctx, inst.g.rt.cfg.callTimeout)
+// of the call sees, with the call's deadline, and the values of caller (the
+// context of the call delivered, if one is: CallerValues). The returned
+// function ends it.
+func (inst *instance) enter(caller context.Context) (exit func()) {
+	var base context.Context = inst.g.ctx
+	if caller != nil {
+		base = callerValues{inst.g.ctx, caller}
+	}
+	ctx, cancel := context.WithTimeout(base, inst.g.rt.cfg.callTimeout)
 	inst.ctx = context.WithValue(ctx, instanceKey{}, inst)
 	inst.slept = false
 	return func() {
@@ -176,9 +182,23 @@ func (inst *instance) enter() (exit func()) {
 	}
 }
 
+// callerValues is the gadget's context (its deadline, cancellation and
+// values) with, below its own values, those of the delivered call's.
+type callerValues struct {
+	context.Context
+	caller context.Context
+}
+
+func (c callerValues) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.caller.Value(key)
+}
+
 // deliverTop runs one top-level call to completion and replies to it.
 func (inst *instance) deliverTop(d *delivery) {
-	defer inst.enter()()
+	defer inst.enter(d.ctx)()
 	inst.beginScope()
 	content, err := inst.deliver(d)
 	if qerr := inst.checkQuiescent(); qerr != nil {
@@ -356,7 +376,7 @@ func (inst *instance) invoke(b []byte) ([]byte, error) {
 
 // releaseExport tells the guest the host dropped export index.
 func (inst *instance) releaseExport(index uint32) {
-	defer inst.enter()()
+	defer inst.enter(nil)()
 	// What the guest lets go of while it handles the release (a watch's
 	// handle releasing its listener) is let go of now, not at the next call.
 	defer inst.dropReleased()

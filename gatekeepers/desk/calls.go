@@ -23,6 +23,18 @@ type call struct {
 	actionID string
 }
 
+// actorKey is the context key of WithActor's user.
+type actorKey struct{}
+
+// WithActor returns ctx carrying userID as the user on whose behalf a
+// gatekeeper call made with it is made: its audit entry, and an action it
+// queues, name them instead of the user the gatekeeper was handed out for
+// (Gatekeeper's user), whose authority it still acts with: the binding, the
+// approval and the audit log stay that owner's.
+func WithActor(ctx context.Context, userID string) context.Context {
+	return context.WithValue(ctx, actorKey{}, userID)
+}
+
 func callOf(ctx context.Context) *call {
 	c, _ := ctx.Value(callKey{}).(*call)
 	return c
@@ -39,12 +51,15 @@ func (d *Desk) around(k *kind, b gatekeepers.Binding, user string) func(context.
 			return capnp.Unimplemented(fmt.Sprintf("a %s gatekeeper has no method @%d of interface %#016x", k.Name, m.MethodID, m.InterfaceID))
 		}
 		c := &call{method: decl, user: user}
+		if actor, ok := ctx.Value(actorKey{}).(string); ok {
+			c.user = actor
+		}
 		err := forward(context.WithValue(ctx, callKey{}, c))
 		if err == nil && decl.effect == gatekeepers.Act && c.actionID == "" {
 			err = fmt.Errorf("internal error: the %s gatekeeper's action %s queued nothing", k.Name, decl.name)
 		}
 		e := ledger.Entry{
-			Time: time.Now(), OwnerID: b.OwnerID, GadgetID: b.GadgetID, UserID: user,
+			Time: time.Now(), OwnerID: b.OwnerID, GadgetID: b.GadgetID, UserID: c.user,
 			Binding: b.Name, Kind: b.Kind, Method: decl.name, Effect: decl.effect,
 			Describe: c.describe, ActionID: c.actionID, Outcome: "ok",
 		}
