@@ -19,7 +19,10 @@ package server
 // that last one stay, even if the saver is given access again.
 //
 // A session's save is answered by the host (guardedSession routes every
-// call of Persistent to a sessionSaver), so a guest never sees it.
+// call of Persistent to a sessionSaver), so a guest never sees it. Two
+// holders may not save: a restored capability (its holder could mint
+// tokens that outlive the one dropped), and a gadget frame's session (its
+// holder is the blueprint's own UI script).
 //
 // Restoring is not rate limited, as redeeming a link is not (links.go):
 // the secret is 128 random bits. A connection that restores is counted as
@@ -73,9 +76,9 @@ func (g *gadgetCap) Save(ctx context.Context, call persistent.Persistent_save) e
 type sessionSaver struct {
 	g    *gadgetCap
 	role store.Role
-	// frame: the session of a gadget's frame (frameticket.go), which the
-	// gadget's own UI script holds. Its token would let the blueprint's
-	// author open sessions as the user, later, from anywhere.
+	// frame: the session of a gadget's frame (frameticket.go). Its token
+	// would let the blueprint's author open sessions as the user, later,
+	// from anywhere.
 	frame bool
 }
 
@@ -97,8 +100,6 @@ func (g *gadgetCap) save(ctx context.Context, call persistent.Persistent_save, k
 	case call.Args().HasSealFor():
 		return errString("save: sealFor is not supported; leave it null")
 	case g.cred != nil && g.cred.saved != "":
-		// A token's holder could otherwise mint tokens that outlive the
-		// one its saver drops.
 		return errString("save: this capability was restored from a saved token; keep that token instead")
 	}
 	text, secret := newSecret(savedSecretPrefix)
