@@ -395,3 +395,29 @@ func TestUsersAGadgetIsSharedWithCannotUseUpItsOwnersLinks(t *testing.T) {
 	requireErrorContains(t, err, "has 3 live links made by users other than its owner, the most they may make together")
 	mustLink(t, g, schema.Role_viewer, linkOpts{})
 }
+
+// bob redeemed alice's link and shared the gadget on with carol; then
+// alice shared with bob directly. The direct share is a grant apart:
+// revoking the link ends the redemption and carol's share made on it,
+// while bob keeps the direct share. (The re-share had replaced the
+// redemption in place, so revoking the link ended nothing.)
+func TestADirectShareToARedeemerIsAGrantApartFromTheRedemption(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob", "carol")
+	g, id := create(t, ws["alice"], "counter")
+	secret, link := mustLink(t, g, schema.Role_editor, linkOpts{})
+	mustShare(t, mustRedeem(t, ws["bob"], secret), "carol", schema.Role_editor)
+	mustShare(t, g, "bob", schema.Role_viewer)
+	if l, _ := reached(t, ws["bob"], id); l.role != schema.Role_editor {
+		t.Fatalf("bob's role with the redemption and a viewer share: %s, want the better, editor", l.role)
+	}
+	if n, err := revokeLink(t, g, link); err != nil || n != 2 {
+		t.Fatalf("revoking the link: %d, %v; want bob's redemption and carol's share on it revoked", n, err)
+	}
+	if _, ok := reached(t, ws["carol"], id); ok {
+		t.Fatal("carol still reaches the gadget through bob's redemption")
+	}
+	if l, ok := reached(t, ws["bob"], id); !ok || l.role != schema.Role_viewer {
+		t.Fatalf("bob after the link was revoked: %+v (reached %v), want his direct viewer share", l, ok)
+	}
+}

@@ -248,3 +248,38 @@ func TestALinkRedeemsOnlyWhileItsCreatorMayMakeLinks(t *testing.T) {
 	sh.mustShare("alice", "bob", store.RoleEditor)
 	sh.mustRedeem("dave", "s1")
 }
+
+// A share from a link's creator to one who redeemed it is a grant of its
+// own: the holder's role is the better of the two, and revoking the link
+// drops the redemption and what hangs below it, not the share; unsharing
+// drops both.
+func TestAShareToARedeemerLeavesTheRedemptionBelowTheLink(t *testing.T) {
+	ctx := context.Background()
+	sh := newSharing(t, "alice", "bob", "carol")
+	l := sh.mustLink("alice", "s1", store.RoleEditor, store.LinkTerms{})
+	sh.mustRedeem("bob", "s1")
+	sh.mustShare("bob", "carol", store.RoleViewer)
+	sh.mustShare("alice", "bob", store.RoleViewer)
+	if got := sh.role("bob"); got != int(store.RoleEditor) {
+		t.Fatalf("bob's role: %d, want editor, the redemption's", got)
+	}
+	dropped, err := sh.s.RevokeLink(ctx, sh.gadget, sh.users["alice"], l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dropped) != 3 {
+		t.Fatalf("revoking the link dropped %d grants, want the link, bob's redemption and carol's share", len(dropped))
+	}
+	if got, want := []int{sh.role("bob"), sh.role("carol")}, []int{int(store.RoleViewer), -1}; got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("bob's and carol's roles after revoking the link: %d, want %d", got, want)
+	}
+
+	// Both grants are the creator's: unsharing ends both.
+	sh = newSharing(t, "alice", "bob")
+	sh.mustLink("alice", "s2", store.RoleEditor, store.LinkTerms{})
+	sh.mustRedeem("bob", "s2")
+	sh.mustShare("alice", "bob", store.RoleViewer)
+	if dropped, err := sh.s.Unshare(ctx, sh.gadget, sh.users["alice"], sh.users["bob"]); err != nil || len(dropped) != 2 || sh.role("bob") != -1 {
+		t.Fatalf("alice unsharing bob: dropped %d, %v; bob's role %d; want both grants gone", len(dropped), err, sh.role("bob"))
+	}
+}

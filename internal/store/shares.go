@@ -209,6 +209,19 @@ func chainRole(tx *bolt.Tx, g Grant, avoid string) (Role, bool, error) {
 	}
 }
 
+// isRedemption reports whether g was given by redeeming a link: it hangs
+// below the link's grant.
+func isRedemption(tx *bolt.Tx, g Grant) (bool, error) {
+	if g.ParentID == "" {
+		return false, nil
+	}
+	parent, err := getGrant(tx, g.ParentID)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && parent.Link != nil, err
+}
+
 // chainStamp names g's chain up to the gadget's owner as it is now: each
 // grant's id and generation. ok is false if the chain no longer reaches
 // the owner.
@@ -328,10 +341,18 @@ func (s *BoltStore) Share(ctx context.Context, gadgetID, sharerID, holderID stri
 		if err != nil {
 			return err
 		}
-		i := slices.IndexFunc(held, func(g Grant) bool { return g.SharerID == sharerID })
+		// A re-share replaces the sharer's own share, never a redemption
+		// of their link: that stays below the link, which ends it.
 		var old Grant
-		if i >= 0 {
-			old = held[i]
+		for _, g := range held {
+			redeemed, err := isRedemption(tx, g)
+			if err != nil {
+				return err
+			}
+			if g.SharerID == sharerID && !redeemed {
+				old = g
+				break
+			}
 		}
 		// The grant being replaced cannot bound or carry its own
 		// replacement: the new parent must reach the owner without it, or

@@ -125,7 +125,8 @@ type Store interface {
 	Access(ctx context.Context, gadgetID, userID string) (GadgetAccess, error)
 	// Share gives holderID role on the gadget, as a grant from sharerID
 	// below the grant that gives sharerID their role, replacing the role
-	// of sharerID's grant to holderID if there is one. ErrNotFound if
+	// of sharerID's share to holderID if there is one (a redemption of
+	// sharerID's link is a grant apart, and stays). ErrNotFound if
 	// sharerID may not reach the gadget; ErrDenied if sharerID is a
 	// viewer, role is above sharerID's, or holderID is sharerID or the
 	// owner.
