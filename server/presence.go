@@ -2,10 +2,10 @@ package server
 
 // Design: presence (SessionContext.present) is a registry of the sessions
 // open now, per gadget, kept by the sessions themselves. gadgetCap.session,
-// the one way a session is opened (Gadget.open and a frame ticket's
-// websocket), enters one before it asks the guest, so a guest asking during
-// open finds its own caller, and wraps the session it hands out in a
-// presentHook, whose Shutdown leaves. go-capnp runs Shutdown once, when the
+// the one way a session is opened (Gadget.open, a frame ticket's websocket,
+// Gateway.restore of a saved session), enters one before it asks the guest,
+// so a guest asking during open finds its own caller, and wraps the
+// session it hands out in a presentHook, whose Shutdown leaves. go-capnp runs Shutdown once, when the
 // last reference anywhere is gone: the client's release, its connection's
 // end, the frame's websocket closing. A failed open leaves at once. So the
 // registry holds the live sessions and nothing else; a gadget's map goes
