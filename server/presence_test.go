@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"context"
+	"net"
 	"slices"
 	"testing"
 	"time"
 
 	"capnproto.org/go/capnp/v3"
 
+	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/examples/notes/notespb"
 	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/blueprint/blueprinttest"
@@ -177,6 +179,41 @@ func TestAUserWithTwoSessionsIsPresentOnceAtTheHigherRole(t *testing.T) {
 	awaitPresentSessions(t, h, 2)
 	if got := presentTo(t, alices); !slices.Equal(got, []person{aliceIs, bobAs(notespb.Role_viewer)}) {
 		t.Fatalf("present once bob's editor session closed: %+v, want bob as viewer", got)
+	}
+}
+
+// A session a frame ticket opened (a gadget's UI in the browser) is
+// present as any other, until its websocket (here a pipe) closes.
+func TestAFramesSessionIsPresentUntilItsConnectionCloses(t *testing.T) {
+	h := startWithNotes(t)
+	alice, bob := loginUser(t, h, "alice"), loginUser(t, h, "bob")
+	g, id := create(t, alice.ws, "notes")
+	mustShare(t, g, "bob", schema.Role_editor)
+	alices, _ := openNotes(t, g)
+
+	f, release := openGadget(t, bob.ws, id).FrameTicket(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticket, _ := res.Ticket()
+	serverSide, clientSide := net.Pipe()
+	go h.srv.ServeFrameConn(testCtx(t), "pipe", ticket, func() (net.Conn, error) { return serverSide, nil })
+	frame := client.NewConn(clientSide)
+	defer frame.Close()
+	bobs := notespb.Notes(frame.Gateway())
+	aliceIs := person{h.srv.Pseudonym(id, alice.id), "alice", notespb.Role_owner}
+	bobIs := person{h.srv.Pseudonym(id, bob.id), "bob", notespb.Role_editor}
+	for who, s := range map[string]notespb.Notes{"alice": alices, "bob's frame": bobs} {
+		if got := presentTo(t, s); !slices.Equal(got, []person{aliceIs, bobIs}) {
+			t.Fatalf("present, asked by %s: %+v, want alice then bob", who, got)
+		}
+	}
+	frame.Close()
+	awaitPresentSessions(t, h, 1)
+	if got := presentTo(t, alices); !slices.Equal(got, []person{aliceIs}) {
+		t.Fatalf("present once bob's frame closed: %+v, want alice alone", got)
 	}
 }
 
