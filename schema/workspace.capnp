@@ -251,6 +251,8 @@ struct ActionInfo {
   # Everything it will do, as its kind renders it for the human deciding:
   # the whole text of an issue or a comment, the request a POST will send.
   # Read it before approving: the description is one line.
+  userName @15 :Text;
+  # The login name of `user`, whose session queued it.
 }
 
 struct ActionFilter {
@@ -291,6 +293,9 @@ struct AuditEntry {
   outcome @9 :Text;
   failed @10 :Bool;
   actionId @11 :Text;
+  userName @12 :Text;
+  # The login name of `user`, whose session made the call (a user the
+  # gadget was shared with, or its owner).
 }
 
 interface ActionListener {
@@ -521,6 +526,10 @@ struct GadgetInfo {
   sharedBy @8 :Text;
   # For a gadget shared with the caller: the login name of who shared it
   # (of the share the caller's role comes through). Empty for their own.
+  permissions @9 :List(PermissionDef);
+  roles @10 :List(RoleDef);
+  # What the gadget's own blueprint version declares (Blueprint.permissions
+  # and .roles), so whoever shares it can say what each role may do.
 }
 
 struct LogLine {

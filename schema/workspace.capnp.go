@@ -5559,12 +5559,12 @@ type ActionInfo capnp.Struct
 const ActionInfo_TypeID = 0x9a9fb9763b7edd56
 
 func NewActionInfo(s *capnp.Segment) (ActionInfo, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 40, PointerCount: 10})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 40, PointerCount: 11})
 	return ActionInfo(st), err
 }
 
 func NewRootActionInfo(s *capnp.Segment) (ActionInfo, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 40, PointerCount: 10})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 40, PointerCount: 11})
 	return ActionInfo(st), err
 }
 
@@ -5820,12 +5820,30 @@ func (s ActionInfo) SetDetails(v string) error {
 	return capnp.Struct(s).SetText(9, v)
 }
 
+func (s ActionInfo) UserName() (string, error) {
+	p, err := capnp.Struct(s).Ptr(10)
+	return p.Text(), err
+}
+
+func (s ActionInfo) HasUserName() bool {
+	return capnp.Struct(s).HasPtr(10)
+}
+
+func (s ActionInfo) UserNameBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(10)
+	return p.TextBytes(), err
+}
+
+func (s ActionInfo) SetUserName(v string) error {
+	return capnp.Struct(s).SetText(10, v)
+}
+
 // ActionInfo_List is a list of ActionInfo.
 type ActionInfo_List = capnp.StructList[ActionInfo]
 
 // NewActionInfo creates a new list of ActionInfo.
 func NewActionInfo_List(s *capnp.Segment, sz int32) (ActionInfo_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 40, PointerCount: 10}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 40, PointerCount: 11}, sz)
 	return capnp.StructList[ActionInfo](l), err
 }
 
@@ -6197,12 +6215,12 @@ type AuditEntry capnp.Struct
 const AuditEntry_TypeID = 0xda91f3293135c315
 
 func NewAuditEntry(s *capnp.Segment) (AuditEntry, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 8})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 9})
 	return AuditEntry(st), err
 }
 
 func NewRootAuditEntry(s *capnp.Segment) (AuditEntry, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 8})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 9})
 	return AuditEntry(st), err
 }
 
@@ -6414,12 +6432,30 @@ func (s AuditEntry) SetActionId(v string) error {
 	return capnp.Struct(s).SetText(7, v)
 }
 
+func (s AuditEntry) UserName() (string, error) {
+	p, err := capnp.Struct(s).Ptr(8)
+	return p.Text(), err
+}
+
+func (s AuditEntry) HasUserName() bool {
+	return capnp.Struct(s).HasPtr(8)
+}
+
+func (s AuditEntry) UserNameBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(8)
+	return p.TextBytes(), err
+}
+
+func (s AuditEntry) SetUserName(v string) error {
+	return capnp.Struct(s).SetText(8, v)
+}
+
 // AuditEntry_List is a list of AuditEntry.
 type AuditEntry_List = capnp.StructList[AuditEntry]
 
 // NewAuditEntry creates a new list of AuditEntry.
 func NewAuditEntry_List(s *capnp.Segment, sz int32) (AuditEntry_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 24, PointerCount: 8}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 24, PointerCount: 9}, sz)
 	return capnp.StructList[AuditEntry](l), err
 }
 
@@ -11767,12 +11803,12 @@ type GadgetInfo capnp.Struct
 const GadgetInfo_TypeID = 0x9114fd5aacb39fdf
 
 func NewGadgetInfo(s *capnp.Segment) (GadgetInfo, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 6})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 8})
 	return GadgetInfo(st), err
 }
 
 func NewRootGadgetInfo(s *capnp.Segment) (GadgetInfo, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 6})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 24, PointerCount: 8})
 	return GadgetInfo(st), err
 }
 
@@ -11940,12 +11976,59 @@ func (s GadgetInfo) SetSharedBy(v string) error {
 	return capnp.Struct(s).SetText(5, v)
 }
 
+func (s GadgetInfo) Permissions() (PermissionDef_List, error) {
+	p, err := capnp.Struct(s).Ptr(6)
+	return PermissionDef_List(p.List()), err
+}
+
+func (s GadgetInfo) HasPermissions() bool {
+	return capnp.Struct(s).HasPtr(6)
+}
+
+func (s GadgetInfo) SetPermissions(v PermissionDef_List) error {
+	return capnp.Struct(s).SetPtr(6, v.ToPtr())
+}
+
+// NewPermissions sets the permissions field to a newly
+// allocated PermissionDef_List, preferring placement in s's segment.
+func (s GadgetInfo) NewPermissions(n int32) (PermissionDef_List, error) {
+	l, err := NewPermissionDef_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return PermissionDef_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(6, l.ToPtr())
+	return l, err
+}
+func (s GadgetInfo) Roles() (RoleDef_List, error) {
+	p, err := capnp.Struct(s).Ptr(7)
+	return RoleDef_List(p.List()), err
+}
+
+func (s GadgetInfo) HasRoles() bool {
+	return capnp.Struct(s).HasPtr(7)
+}
+
+func (s GadgetInfo) SetRoles(v RoleDef_List) error {
+	return capnp.Struct(s).SetPtr(7, v.ToPtr())
+}
+
+// NewRoles sets the roles field to a newly
+// allocated RoleDef_List, preferring placement in s's segment.
+func (s GadgetInfo) NewRoles(n int32) (RoleDef_List, error) {
+	l, err := NewRoleDef_List(capnp.Struct(s).Segment(), n)
+	if err != nil {
+		return RoleDef_List{}, err
+	}
+	err = capnp.Struct(s).SetPtr(7, l.ToPtr())
+	return l, err
+}
+
 // GadgetInfo_List is a list of GadgetInfo.
 type GadgetInfo_List = capnp.StructList[GadgetInfo]
 
 // NewGadgetInfo creates a new list of GadgetInfo.
 func NewGadgetInfo_List(s *capnp.Segment, sz int32) (GadgetInfo_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 24, PointerCount: 6}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 24, PointerCount: 8}, sz)
 	return capnp.StructList[GadgetInfo](l), err
 }
 

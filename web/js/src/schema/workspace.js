@@ -2018,7 +2018,7 @@ class ActionInfo extends $.Struct {
   static _capnp = {
     displayName: "ActionInfo",
     id: "9a9fb9763b7edd56",
-    size: new $.ObjectSize(40, 10)
+    size: new $.ObjectSize(40, 11)
   };
   get id() {
     return $.utils.getText(0, this);
@@ -2119,6 +2119,16 @@ class ActionInfo extends $.Struct {
   }
   set details(value) {
     $.utils.setText(9, value, this);
+  }
+  /**
+  * The login name of `user`, whose session queued it.
+  *
+  */
+  get userName() {
+    return $.utils.getText(10, this);
+  }
+  set userName(value) {
+    $.utils.setText(10, value, this);
   }
   toString() {
     return "ActionInfo_" + super.toString();
@@ -2264,7 +2274,7 @@ class AuditEntry extends $.Struct {
   static _capnp = {
     displayName: "AuditEntry",
     id: "da91f3293135c315",
-    size: new $.ObjectSize(24, 8)
+    size: new $.ObjectSize(24, 9)
   };
   get seq() {
     return $.utils.getUint64(0, this);
@@ -2341,6 +2351,17 @@ class AuditEntry extends $.Struct {
   }
   set actionId(value) {
     $.utils.setText(7, value, this);
+  }
+  /**
+  * The login name of `user`, whose session made the call (a user the
+  * gadget was shared with, or its owner).
+  *
+  */
+  get userName() {
+    return $.utils.getText(8, this);
+  }
+  set userName(value) {
+    $.utils.setText(8, value, this);
   }
   toString() {
     return "AuditEntry_" + super.toString();
@@ -4245,8 +4266,10 @@ class GadgetInfo extends $.Struct {
   static _capnp = {
     displayName: "GadgetInfo",
     id: "9114fd5aacb39fdf",
-    size: new $.ObjectSize(24, 6)
+    size: new $.ObjectSize(24, 8)
   };
+  static _Permissions;
+  static _Roles;
   /**
   * Unguessable id, stable for the gadget's life.
   *
@@ -4333,6 +4356,47 @@ class GadgetInfo extends $.Struct {
   }
   set sharedBy(value) {
     $.utils.setText(5, value, this);
+  }
+  _adoptPermissions(value) {
+    $.utils.adopt(value, $.utils.getPointer(6, this));
+  }
+  _disownPermissions() {
+    return $.utils.disown(this.permissions);
+  }
+  get permissions() {
+    return $.utils.getList(6, GadgetInfo._Permissions, this);
+  }
+  _hasPermissions() {
+    return !$.utils.isNull($.utils.getPointer(6, this));
+  }
+  _initPermissions(length) {
+    return $.utils.initList(6, GadgetInfo._Permissions, length, this);
+  }
+  set permissions(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(6, this));
+  }
+  _adoptRoles(value) {
+    $.utils.adopt(value, $.utils.getPointer(7, this));
+  }
+  _disownRoles() {
+    return $.utils.disown(this.roles);
+  }
+  /**
+  * What the gadget's own blueprint version declares (Blueprint.permissions
+  * and .roles), so whoever shares it can say what each role may do.
+  *
+  */
+  get roles() {
+    return $.utils.getList(7, GadgetInfo._Roles, this);
+  }
+  _hasRoles() {
+    return !$.utils.isNull($.utils.getPointer(7, this));
+  }
+  _initRoles(length) {
+    return $.utils.initList(7, GadgetInfo._Roles, length, this);
+  }
+  set roles(value) {
+    $.utils.copyFrom(value, $.utils.getPointer(7, this));
   }
   toString() {
     return "GadgetInfo_" + super.toString();
@@ -4791,6 +4855,8 @@ Gadget_Logs$Results._Lines = $.CompositeList(LogLine);
 Gadget_Bindings$Results._Bindings = $.CompositeList(BindingInfo);
 Gadget_Shares$Results._Shares = $.CompositeList(ShareInfo);
 Gadget_Links$Results._Links = $.CompositeList(LinkInfo);
+GadgetInfo._Permissions = $.CompositeList(PermissionDef);
+GadgetInfo._Roles = $.CompositeList(RoleDef);
 BlueprintInfo._Bindings = $.CompositeList(BindingRequest);
 BlueprintInfo._Permissions = $.CompositeList(PermissionDef);
 BlueprintInfo._Roles = $.CompositeList(RoleDef);
