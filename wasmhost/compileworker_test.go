@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/gadgetd/gadgetd/internal/compilebomb"
-	"github.com/gadgetd/gadgetd/internal/wasmbuild"
 )
 
 // workerArg, as the first argument of this test binary, makes it the compile
@@ -71,9 +70,13 @@ func cacheEntries(t *testing.T, dir string) map[string]uint64 {
 	return entries
 }
 
+// The guest is the hand-written WAT one: wazero keys an entry by the
+// module's bytes and the runtime's config, never by its size, and a Go guest
+// took the worker (race-instrumented, at a lowered priority) minutes beside
+// other tests.
 func TestCompileWorkerFillsTheCacheTheRuntimeLoadsFrom(t *testing.T) {
 	ctx := context.Background()
-	wasm := wasmbuild.ForTest(t, "github.com/gadgetd/gadgetd/internal/testcounter")
+	wasm := watGuest(t)
 	dir := t.TempDir()
 	rt := newWorkerRuntime(t, WithCompilationCacheDir(dir))
 
@@ -81,7 +84,7 @@ func TestCompileWorkerFillsTheCacheTheRuntimeLoadsFrom(t *testing.T) {
 	if err := rt.compileInWorker(ctx, wasm); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the worker compiled the counter example (%d bytes) in %v", len(wasm), time.Since(start))
+	t.Logf("the worker compiled the WAT guest (%d bytes) in %v", len(wasm), time.Since(start))
 	filled := cacheEntries(t, dir)
 	if len(filled) != 1 {
 		t.Fatalf("the worker left %d files in the cache, want 1: %v", len(filled), filled)

@@ -43,17 +43,9 @@ var conformanceGuests = []struct {
 	{"wat-counter", buildWATGuest},
 }
 
-// buildWATGuest assembles internal/testguests/watguest/guest.wat with wabt's
-// wat2wasm (Debian package wabt; scripts/deps.sh installs it, and CI must
-// have it: a missing tool fails the test rather than skipping it).
-func buildWATGuest(t *testing.T) []byte {
-	t.Helper()
-	src, err := os.ReadFile(filepath.Join("internal", "testguests", "watguest", "guest.wat"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return wat(t, string(src))
-}
+// buildWATGuest is internal/testguests/watguest/guest.wat, assembled (see
+// wasmhost.WATGuest).
+func buildWATGuest(t *testing.T) []byte { return wasmhost.WATGuest(t) }
 
 // conformanceChecks run against each guest. Every check gets a fresh gadget
 // (fresh instance, empty storage) of the guest's compiled module.

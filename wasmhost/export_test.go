@@ -9,3 +9,9 @@ var (
 
 // PollOneoff is WASI poll_oneoff on mem, as a guest would call it.
 var PollOneoff = pollOneoffErrno
+
+// Guest modules the tests assemble from WebAssembly text (wat_internal_test.go).
+var (
+	AssembleWAT = assembleWAT
+	WATGuest    = watGuest
+)

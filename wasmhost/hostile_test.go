@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -938,24 +937,5 @@ func TestCompileRefusesGuestsThatImportAnythingElse(t *testing.T) {
 	}
 }
 
-// wat assembles WebAssembly text with wabt's wat2wasm (see buildWATGuest).
-func wat(t testing.TB, src string) []byte {
-	t.Helper()
-	tool, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Fatalf("wat2wasm is not installed: install the Debian package wabt (scripts/deps.sh does) (%v)", err)
-	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "m.wat"), filepath.Join(dir, "m.wasm")
-	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if msg, err := exec.Command(tool, in, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm: %v\n%s", err, msg)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// wat assembles WebAssembly text (see wasmhost.AssembleWAT).
+var wat = wasmhost.AssembleWAT
