@@ -53,7 +53,7 @@ func TestSessionSurvivesIdleEviction(t *testing.T) {
 
 func TestLiveInstancesAreCappedEvictingLeastRecentlyUsed(t *testing.T) {
 	ctx := context.Background()
-	rt, err := wasmhost.New(ctx, wasmhost.WithMaxLiveInstances(2))
+	rt, err := wasmhost.New(ctx, wasmhost.WithCompilationCacheDir(sharedCacheDir(t)), wasmhost.WithMaxLiveInstances(2))
 	if err != nil {
 		t.Fatal(err)
 	}
