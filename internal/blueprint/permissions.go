@@ -10,6 +10,8 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/gadgetd/gadgetd/schema"
 )
@@ -47,6 +49,23 @@ type Access struct {
 
 var permissionName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 
+// maxQuoted bounds how much of a name an error quotes.
+const maxQuoted = 64
+
+// quote quotes a name for an error, cut to its first maxQuoted bytes with
+// its length said: an uploaded declaration may be megabytes, and an error
+// as large would be an answer larger than any message the server accepts.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+}
+
 // Check reports the first thing wrong with a, naming it.
 func (a Access) Check() error {
 	if len(a.Permissions) > MaxPermissions {
@@ -56,7 +75,7 @@ func (a Access) Check() error {
 	for i, p := range a.Permissions {
 		switch {
 		case !permissionName.MatchString(p.Name):
-			return fmt.Errorf("\"permissions\"[%d]: name %q is invalid: use 1 to 32 lower-case letters, digits and dashes, starting with a letter", i, p.Name)
+			return fmt.Errorf("\"permissions\"[%d]: name %s is invalid: use 1 to 32 lower-case letters, digits and dashes, starting with a letter", i, quote(p.Name))
 		case declared[p.Name]:
 			return fmt.Errorf("\"permissions\": %q is declared twice", p.Name)
 		case p.Title == "":
@@ -73,13 +92,13 @@ func (a Access) Check() error {
 			return errors.New("\"roles\": \"owner\" holds every permission; leave it out")
 		}
 		if role != "viewer" && role != "editor" {
-			return fmt.Errorf("\"roles\": unknown role %q; the roles are \"viewer\" and \"editor\" (an owner holds every permission)", role)
+			return fmt.Errorf("\"roles\": unknown role %s; the roles are \"viewer\" and \"editor\" (an owner holds every permission)", quote(role))
 		}
 		seen := map[string]bool{}
 		for _, name := range a.Roles[role] {
 			switch {
 			case !declared[name]:
-				return fmt.Errorf("\"roles\": %q lists %q, which is not in \"permissions\"", role, name)
+				return fmt.Errorf("\"roles\": %q lists %s, which is not in \"permissions\"", role, quote(name))
 			case seen[name]:
 				return fmt.Errorf("\"roles\": %q lists %q twice", role, name)
 			}
@@ -138,7 +157,7 @@ func FillAccess(a Access, newPermissions func(int32) (schema.PermissionDef_List,
 	}
 	for name := range a.Roles {
 		if schema.RoleFromString(name).String() != name {
-			return fmt.Errorf("\"roles\": unknown role %q; the roles are \"viewer\" and \"editor\" (an owner holds every permission)", name)
+			return fmt.Errorf("\"roles\": unknown role %s; the roles are \"viewer\" and \"editor\" (an owner holds every permission)", quote(name))
 		}
 	}
 	var listed []schema.Role

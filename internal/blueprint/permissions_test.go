@@ -1,9 +1,12 @@
 package blueprint_test
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"capnproto.org/go/capnp/v3"
 
@@ -96,4 +99,32 @@ func readBack(t *testing.T, b *blueprint.Bundle) blueprint.Access {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// A declaration may be megabytes when a raw Blueprint is uploaded; the
+// error refusing it quotes the start of the name and says its length, so
+// it stays small and still says what is wrong.
+func TestAnOversizedNameIsQuotedShortInTheError(t *testing.T) {
+	huge := "x" + strings.Repeat("é", 10<<20) // cut mid-rune at any even byte
+	for _, tc := range []struct {
+		name   string
+		access blueprint.Access
+		want   string
+	}{
+		{"permission", blueprint.Access{Permissions: []blueprint.Permission{{Name: huge, Title: "T"}}},
+			`"permissions"[0]: name "xéé`},
+		{"role lists", blueprint.Access{Permissions: []blueprint.Permission{{Name: "edit", Title: "E"}}, Roles: map[string][]string{"editor": {"edit", huge}}},
+			`"roles": "editor" lists "xéé`},
+		{"role", blueprint.Access{Roles: map[string][]string{huge: nil}},
+			`"roles": unknown role "xéé`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.access.Check()
+			requireErr(t, err, tc.want)
+			requireErr(t, err, fmt.Sprintf("… (%d bytes)", len(huge)))
+			if msg := err.Error(); len(msg) > 300 || !utf8.ValidString(msg) {
+				t.Fatalf("error is %d bytes (valid UTF-8: %v), want a short one: %.400s", len(msg), utf8.ValidString(msg), msg)
+			}
+		})
+	}
 }
