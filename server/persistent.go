@@ -19,10 +19,13 @@ package server
 // that last one stay, even if the saver is given access again.
 //
 // A session's save is answered by the host (guardedSession routes every
-// call of Persistent to a sessionSaver), so a guest never sees it. Two
+// call of Persistent to a sessionSaver), so a guest never sees it. Three
 // holders may not save: a restored capability (its holder could mint
-// tokens that outlive the one dropped), and a gadget frame's session (its
-// holder is the blueprint's own UI script).
+// tokens that outlive the one dropped), a gadget frame's session (its
+// holder is the blueprint's own UI script), and any gadget's guest, on a
+// capability a client passed it (its author could restore it later as that
+// client's user). The host tells a guest's call by its context
+// (wasmhost.FromGuest), so only a call from a client's connection saves.
 //
 // Restoring is not rate limited, as redeeming a link is not (links.go):
 // the secret is 128 random bits. A connection that restores is counted as
@@ -41,6 +44,7 @@ import (
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
 const (
@@ -56,6 +60,11 @@ const (
 // restores nothing: dropped, its gadget removed, or its saver's access
 // gone. Disconnected: the capability is gone for good.
 var errSavedDropped = capnp.Disconnected("the saved token this capability was restored from was dropped, or its saver lost access")
+
+// errSaveFromGuest refuses a save a gadget's guest asks for, on a
+// capability a client handed it: the token would let the gadget's author
+// restore it later, as that client's user.
+var errSaveFromGuest = errors.New("save: a gadget cannot save capabilities; only a client can save one it holds")
 
 // WithMaxSavedPerUser bounds the tokens one user may have saved
 // (Persistent.save); past it save fails with an error naming the limit
@@ -97,6 +106,8 @@ func (sv *sessionSaver) client() capnp.Client {
 // and answers with it.
 func (g *gadgetCap) save(ctx context.Context, call persistent.Persistent_save, kind store.SavedKind, role store.Role) error {
 	switch {
+	case wasmhost.FromGuest(ctx):
+		return errSaveFromGuest
 	case call.Args().HasSealFor():
 		return errString("save: sealFor is not supported; leave it null")
 	case g.cred != nil && g.cred.saved != "":

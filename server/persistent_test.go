@@ -17,6 +17,7 @@ import (
 	"github.com/gadgetd/gadgetd/internal/testcounter/countertest"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
+	"github.com/gadgetd/gadgetd/server/internal/testguests/delegate/delegatepb"
 )
 
 // The tests here save gadgets and sessions on one real server and restore
@@ -491,5 +492,40 @@ func TestAFramesSessionCannotBeSaved(t *testing.T) {
 	requireErrorContains(t, err, "a gadget frame's session cannot be saved")
 	if got := savedIDs(t, ws); len(got) != 0 {
 		t.Fatalf("alice has saved tokens %q", got)
+	}
+}
+
+// TestAGuestCannotSaveACapabilityItIsHanded: bob hands a gadget's guest his
+// session of alice's gadget, and the gadget itself; a token the guest got
+// would let the guest's author restore either later, as bob. Only a call
+// from a client's connection saves.
+func TestAGuestCannotSaveACapabilityItIsHanded(t *testing.T) {
+	h := startWithDelegate(t)
+	ws := h.users(t, "alice", "bob")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	bobs := openGadget(t, ws["bob"], id)
+	handed := map[string]capnp.Client{"bob's session": capnpClient(session(t, bobs)), "bob's gadget": capnp.Client(bobs)}
+	delegate, _ := create(t, ws["bob"], "delegate")
+	guest, _ := openDelegate(t, delegate)
+
+	for name, c := range handed {
+		f, release := guest.Save(testCtx(t), func(p delegatepb.Delegate_save_Params) error { return p.SetCap(c.AddRef()) })
+		res, err := f.Struct()
+		if err == nil {
+			token, _ := res.Token()
+			t.Errorf("the guest saved %s: token %q", name, token)
+		} else if !strings.Contains(err.Error(), "a gadget cannot save capabilities") {
+			t.Errorf("the guest saving %s: %v, want the refusal", name, err)
+		}
+		release()
+	}
+	if got := savedIDs(t, ws["bob"]); len(got) != 0 {
+		t.Fatalf("bob has saved tokens %q", got)
+	}
+	for name, c := range handed {
+		if _, err := save(t, c); err != nil {
+			t.Fatalf("bob saving %s himself: %v", name, err)
+		}
 	}
 }

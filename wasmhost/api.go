@@ -298,3 +298,12 @@ type admissionKey struct{}
 func WithAdmission(ctx context.Context, admit func(context.Context) error) context.Context {
 	return context.WithValue(ctx, admissionKey{}, admit)
 }
+
+// FromGuest reports whether ctx is that of a call a guest made: every call
+// a guest makes, on a host service or on a capability a client handed it,
+// carries its instance's context. A capability that answers clients but
+// must never answer a gadget (Persistent.save) tells them apart by it.
+func FromGuest(ctx context.Context) bool {
+	_, ok := ctx.Value(instanceKey{}).(*instance)
+	return ok
+}

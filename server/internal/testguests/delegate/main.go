@@ -4,7 +4,9 @@
 // the first is inside a call that will fail (server's
 // TestADelegatedStorageUsedByAnotherGadgetIsNotPartOfTheRunningCall). Each
 // session keeps its SessionContext, which present asks on behalf of every
-// session (server's presence tests).
+// session (server's presence tests). Its save tries to keep, as a token,
+// a capability a client hands it (server's
+// TestAGuestCannotSaveACapabilityItIsHanded).
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/std/capnp/persistent"
 
 	"github.com/gadgetd/gadgetd/guest"
 	"github.com/gadgetd/gadgetd/schema"
@@ -138,6 +141,24 @@ func (*session) Use(ctx context.Context, call delegatepb.Delegate_use) error {
 	}
 	res.SetFound(found)
 	return res.SetValue(value)
+}
+
+func (*session) Save(ctx context.Context, call delegatepb.Delegate_save) error {
+	f, release := persistent.Persistent(call.Args().Cap()).Save(ctx, nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		return err
+	}
+	ref, err := res.SturdyRef()
+	if err != nil {
+		return err
+	}
+	out, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return out.SetToken(ref.Text())
 }
 
 func get(ctx context.Context, st schema.Storage, key string) ([]byte, bool, error) {

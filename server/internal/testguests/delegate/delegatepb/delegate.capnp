@@ -1,6 +1,7 @@
 # The session of the delegate test guest (server/internal/testguests/delegate):
-# a gadget that hands out its Storage, uses a Storage it is handed, and asks
-# the contexts of all its sessions who is present.
+# a gadget that hands out its Storage, uses a Storage it is handed, asks the
+# contexts of all its sessions who is present, and tries to save what it is
+# handed.
 
 @0x894307343cbc1002;
 
@@ -27,4 +28,9 @@ interface Delegate {
   # "disconnected" when it fails so, or "error: " and the error. So one
   # session's call tells what a guest that keeps every context would learn
   # from each.
+
+  save @4 (cap :Capability) -> (token :Text);
+  # Calls Persistent.save on the capability it is handed (a session or
+  # Gadget of another gadget, say) and answers the token, or fails with
+  # save's error: what a hostile guest would keep for its author.
 }

@@ -96,6 +96,26 @@ func (c Delegate) Present(ctx context.Context, params func(Delegate_present_Para
 
 }
 
+func (c Delegate) Save(ctx context.Context, params func(Delegate_save_Params) error) (Delegate_save_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x96086e2f6e8fc178,
+			MethodID:      4,
+			InterfaceName: "delegate.capnp:Delegate",
+			MethodName:    "save",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Delegate_save_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Delegate_save_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Delegate) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -176,6 +196,8 @@ type Delegate_Server interface {
 	Use(context.Context, Delegate_use) error
 
 	Present(context.Context, Delegate_present) error
+
+	Save(context.Context, Delegate_save) error
 }
 
 // Delegate_NewServer creates a new Server from an implementation of Delegate_Server.
@@ -194,7 +216,7 @@ func Delegate_ServerToClient(s Delegate_Server) Delegate {
 // This can be used to create a more complicated Server.
 func Delegate_Methods(methods []server.Method, s Delegate_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 4)
+		methods = make([]server.Method, 0, 5)
 	}
 
 	methods = append(methods, server.Method{
@@ -242,6 +264,18 @@ func Delegate_Methods(methods []server.Method, s Delegate_Server) []server.Metho
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Present(ctx, Delegate_present{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0x96086e2f6e8fc178,
+			MethodID:      4,
+			InterfaceName: "delegate.capnp:Delegate",
+			MethodName:    "save",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Save(ctx, Delegate_save{call})
 		},
 	})
 
@@ -314,6 +348,23 @@ func (c Delegate_present) Args() Delegate_present_Params {
 func (c Delegate_present) AllocResults() (Delegate_present_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
 	return Delegate_present_Results(r), err
+}
+
+// Delegate_save holds the state for a server call to Delegate.save.
+// See server.Call for documentation.
+type Delegate_save struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Delegate_save) Args() Delegate_save_Params {
+	return Delegate_save_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Delegate_save) AllocResults() (Delegate_save_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_save_Results(r), err
 }
 
 // Delegate_List is a list of Delegate.
@@ -1032,49 +1083,222 @@ func (f Delegate_present_Results_Future) Struct() (Delegate_present_Results, err
 	return Delegate_present_Results(p.Struct()), err
 }
 
-const schema_894307343cbc1002 = "x\xda\x8cROH\x1cW\x1c\xfe}\xef\xcdv\x16\xea" +
-	"\xaa\xcf]A\x84v\xe9\xb2\xd2zXk[{p\x91" +
-	"\xba\xac\xb5\x87\xf6\xd0}R\x0a-\x1e:\xe8\xabn;" +
-	";n\xe7O\xb5\x07\xd9\x83\x94\"=\x84\x10\x12\xbc\x98" +
-	"[.\xc1S \x07!\x90\x98\x8b\xb9\x08\xb9$\xe4\x16" +
-	"\x82\x81\x10r1\x87\x1c<\x84\x09o\xb23nD\x97" +
-	"\xdcv\xdf\xfb\xbeo\xbe\xef{\xdf\xf8\x0e*\xc6\x17\x99" +
-	"\x96ALN\xa4>\x08\xd7\xf6.8\x9f;\xe9+$" +
-	"\xfax\xc8\xfaoMM\x983\x9bD\xc8\x8e\xb0\xbb\xd9" +
-	"\x123\x89\xbe\x1ae&\xb2\x07\xfag8si\xea\xea" +
-	"\xe0\x87\xee6\xc9!\x80(\xc5\xf5\xfdM\xf6\x07\x08\xd9" +
-	"=\xf6\x8c\x10\x1e\xdey\xb9v\xf4d\xeb\x1a\x89!\x0d" +
-	"\x80\x06\\\xe6U\x0d\xd8\xe6\xd3\x84\xf0\xfa\xa7\x8f_\xff" +
-	":\xdf\xd8}\x0b0\xf4\xfd\x01wAF\xf8\xf4\xe3\xd4" +
-	"\xe1\xfa\xff\x17wc\xf1\x88\xbb\xcb\x0b\x918_%\x84" +
-	"\xad\xfb\x1b\xffm,l\xdc\xee\x14\xff\xc8\x88\xc4G\x0c" +
-	"-\xbe\xffb\xf3x\xeb\xc1\xfe\xbd\x0e\xf1Y\xa3\xac\xc5" +
-	"\x07\x87o\xbc\x1a\xf8\xf1\xe8Q\x9b\x1a]\x95\x8caM" +
-	"\xfd\xda\xd0\xc6\xd7\xff\xfd\xe6\xe1\xce\xe4\xf1\xf3\x0ej&" +
-	"U\x06\x8d\x87\x8b\xcaVK\x96\xaf\xd8\xd8\x82\xd5t\x9a" +
-	"\xe5o\xdb\xff\xa9\x06\xc8~\x9e\"J\xc8\x88\x1d\x8a\xbf" +
-	"\xaa\xc4\x842\x81\xa43\xc4\xc9\xc5/.1!M\xb0" +
-	"\xc4\x15\xe2\xecb\xb6@LL\x9a\xe0I\x16\xc4\x95\x8a" +
-	"\x92\xd6\xfc\xc4ly\xfe\x8ak-\xa9\x0a\xc2U\xb7\xee" +
-	"\xab\x9f\x96\x15\xe5\x9d\xef\xac\xba]\x81\x19x\xaa\x82V" +
-	"\xd3U\x9er\xfc\x0aj@\xe2\xdf8\xe5\x7f,fG" +
-	"\xdcb\xcd\xeas\xad\x86'\xfb\xb9Ad\x80HX\x05" +
-	"\"9\xcf!\x97\x19\x04\x90\xd3\xaf\"\xd4\x97D\xf27" +
-	"\x0ei3\x08\xc6r`D\xa2\xae\x0f\x179d\x93\x01" +
-	"<\x07N$\x1a\xc3Dr\x99C\xfa\x0c\xe6\x9f\xea\x1f" +
-	"\xf4\x10C\x0f!\xff\xb7e\x07\x0a\x19b\xc8\x10\xf2\x81" +
-	"\xe3\xd7\xed\xf8\x8e7<\xa4\x89!M]l\xb7\xc3\x15" +
-	"\xe7\x94\x17\xd8\xbeG\xd2H\x1cg\xaaD2\xcd!\x8b" +
-	"\x0c-\xcb\xf1V\x95\xeb\xa1\x97P\xe3\x88>\xd1K\xef" +
-	"]\xc7\x9c\xcaG\xf2\x09\x9e\x9f\xc6\x07\x9e\x8a<\x98\xb6" +
-	"\xef\xc9t\xe2aTwQ\xe4\x90\xe3\x0cqi%}" +
-	"\xf6\x19\x87\x9c`\xa7\xf3\xff\xbe\x128\x8b\x001\xa0\x9b" +
-	"\xb9\xf6\x9bw\x0d\x9dc\x88\xb7\x81\x01\x83\x130\xd0!" +
-	"\xc9\xcf\xebq\xbaf\xe9\x87\xef\x1eTc\xf8\xbb\xeb\xa8" +
-	"\x9e\xb5\x8e\xc2Y\xeb(\x9f\xacC\xf0x\x1e\xdf\x13I" +
-	"\x9bC\xae\x9d\xe5\xda\\R~<\x8a\xe9f\xe0\xffp" +
-	"\xb2\x9f\xb0\x19\xf8?\xeb\x0a\x89(n\xf1|\xefqo" +
-	"\xed\x90o\x02\x00\x00\xff\xffxUJ\x87"
+type Delegate_save_Params capnp.Struct
+
+// Delegate_save_Params_TypeID is the unique identifier for the type Delegate_save_Params.
+const Delegate_save_Params_TypeID = 0xa6e7f8b5ce13ef44
+
+func NewDelegate_save_Params(s *capnp.Segment) (Delegate_save_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_save_Params(st), err
+}
+
+func NewRootDelegate_save_Params(s *capnp.Segment) (Delegate_save_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_save_Params(st), err
+}
+
+func ReadRootDelegate_save_Params(msg *capnp.Message) (Delegate_save_Params, error) {
+	root, err := msg.Root()
+	return Delegate_save_Params(root.Struct()), err
+}
+
+func (s Delegate_save_Params) String() string {
+	str, _ := text.Marshal(0xa6e7f8b5ce13ef44, capnp.Struct(s))
+	return str
+}
+
+func (s Delegate_save_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Delegate_save_Params) DecodeFromPtr(p capnp.Ptr) Delegate_save_Params {
+	return Delegate_save_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Delegate_save_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Delegate_save_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Delegate_save_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Delegate_save_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Delegate_save_Params) Cap() capnp.Client {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return p.Interface().Client()
+}
+
+func (s Delegate_save_Params) HasCap() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Delegate_save_Params) SetCap(c capnp.Client) error {
+	if !c.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(c))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Delegate_save_Params_List is a list of Delegate_save_Params.
+type Delegate_save_Params_List = capnp.StructList[Delegate_save_Params]
+
+// NewDelegate_save_Params creates a new list of Delegate_save_Params.
+func NewDelegate_save_Params_List(s *capnp.Segment, sz int32) (Delegate_save_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Delegate_save_Params](l), err
+}
+
+// Delegate_save_Params_Future is a wrapper for a Delegate_save_Params promised by a client call.
+type Delegate_save_Params_Future struct{ *capnp.Future }
+
+func (f Delegate_save_Params_Future) Struct() (Delegate_save_Params, error) {
+	p, err := f.Future.Ptr()
+	return Delegate_save_Params(p.Struct()), err
+}
+func (p Delegate_save_Params_Future) Cap() capnp.Client {
+	return p.Future.Field(0, nil).Client()
+}
+
+type Delegate_save_Results capnp.Struct
+
+// Delegate_save_Results_TypeID is the unique identifier for the type Delegate_save_Results.
+const Delegate_save_Results_TypeID = 0xc83cc9345804d6de
+
+func NewDelegate_save_Results(s *capnp.Segment) (Delegate_save_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_save_Results(st), err
+}
+
+func NewRootDelegate_save_Results(s *capnp.Segment) (Delegate_save_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_save_Results(st), err
+}
+
+func ReadRootDelegate_save_Results(msg *capnp.Message) (Delegate_save_Results, error) {
+	root, err := msg.Root()
+	return Delegate_save_Results(root.Struct()), err
+}
+
+func (s Delegate_save_Results) String() string {
+	str, _ := text.Marshal(0xc83cc9345804d6de, capnp.Struct(s))
+	return str
+}
+
+func (s Delegate_save_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Delegate_save_Results) DecodeFromPtr(p capnp.Ptr) Delegate_save_Results {
+	return Delegate_save_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Delegate_save_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Delegate_save_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Delegate_save_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Delegate_save_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Delegate_save_Results) Token() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Delegate_save_Results) HasToken() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Delegate_save_Results) TokenBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Delegate_save_Results) SetToken(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Delegate_save_Results_List is a list of Delegate_save_Results.
+type Delegate_save_Results_List = capnp.StructList[Delegate_save_Results]
+
+// NewDelegate_save_Results creates a new list of Delegate_save_Results.
+func NewDelegate_save_Results_List(s *capnp.Segment, sz int32) (Delegate_save_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Delegate_save_Results](l), err
+}
+
+// Delegate_save_Results_Future is a wrapper for a Delegate_save_Results promised by a client call.
+type Delegate_save_Results_Future struct{ *capnp.Future }
+
+func (f Delegate_save_Results_Future) Struct() (Delegate_save_Results, error) {
+	p, err := f.Future.Ptr()
+	return Delegate_save_Results(p.Struct()), err
+}
+
+const schema_894307343cbc1002 = "x\xda\x8cROh\x1cU\x18\xff~\xef\xbdq\x16\xec" +
+	"v\xfb\xb2\xbbP\x02\xba\xb0,h\x0b\xb6\xb1M\x0f\x86" +
+	"\xc5l\xb7EA\x09\xee\x0b**=8$\xcfd\xed" +
+	"\xecd\x9d?Mz\x08\x8b\x84 \xc5\x83\x14Az\xd1" +
+	"\x9b\x1e\xc4\x93\xe0\xa1 \xf8\x07\xa4\xf5\xa0x\xb1xQ" +
+	"\x91\x0aED\x8c\x87\x889\x84\x917\xd9\x99\x8ca\xb3" +
+	"x\x9cy\xbf\xef\xf7}\xbf?S\x7f\xa3%\x1e-\x9e" +
+	"\xb6\x88\xa9\xa6u_\xbc\xf6\xc5[\xdei\xaf\xf0\x0e\xc9" +
+	"\x12\x8f\xd9\xb1O\x9b\xd3\xf6\x85kD(\xaf\xb3/\xcb" +
+	"\x9b\xcc&:\xfb:{\x12\xe59n\x13\xc5\x17\xden" +
+	"\xbeW\xbd\xdf\x7f\x97\xd4q\x80\xc82?\xcf\x9e\xe3\xaf" +
+	"\x82P>\xcf\xef\x11\xe2\xbb\x9f\xff\xb5\xb6\xf5\xcb\x8d\xf7" +
+	"I\x1e7\x00\x18@U\xb4\x0d\xe0\x011K\x88/\xfe" +
+	"Y\xfe\xf6\x93\x7f\xee}\x90\x07\xcc\x89\xba\x01<\x97\x00" +
+	">|\xe8\xe7\xdd\x97.\xf5n\xee\x01\x84y\x8f\x84\x0f" +
+	"\x12\xf1\xaf\x0fZw\xd7\xdf\xbc~3\xdd\x9e\xcc:{" +
+	"\xb3]\xb1J\x88\x07\xdfm\xbc\xb1\xb1\xb0\xf1Y\x9e\xfc" +
+	"\xab\xbd\xed\xdf$\xe4?\xdd\x11/L\x7f\xdd\xbc\x9d\x07" +
+	"\xfc!N\x1a\xc0v\x02\xb8\xf5\xfb\xb5\x9d\x1b\xdf\xdf\xba" +
+	"\x9d\xdb^\xb5f\xcc\xf6\xea\xe4\xc7\xdb\x13\xcfl\xfd0" +
+	"\x1cM\x9ev\xc5\xa4\x19\xb5,#}}\xf3\xf1;\x1f" +
+	"=\xb6\xf3[n\xf4G3:\x15/jW/9\xa1" +
+	"f\xa7\x16\x9c\xbe\xd7\x9f\xb98\xfc\xa6\x0e\xa0*\xdc\"" +
+	"\xca\x86\x91J\x90\xd7\xdb\xc4\xe4\xa6\x0dd\xae#\xb5F" +
+	"^\xf5\x89\xc9\xd7l\xb0\xec*\xa4\xe6H]'&_" +
+	"\xb4\xc13-HC\x91s\x86\xf3\xbc\x0d\x91\xc5\x80\xd4" +
+	"\x11y\xee$1y\xc2\x1e\x04\xe1\x8a\xef,\xe9\x16\xe2" +
+	"U\xbf\x1b\xeag\x975\xd5\xbc'\x9c\xae\xdb\x82\x1d\x05" +
+	"\xba\x85A\xdf\xd7\x81\xf6\xc2\x16J\x81sE\xb7\xd0\x01" +
+	"2\x89\xe2\x80\xc4S)IB\xd1\xe88%\xdf\xe9\x05" +
+	"\xea\x18\x17D\x02D\xd2\xa9\x13\xa9K\x1cj\x99A\x02" +
+	"\x15\x93\xac\xd4g\x88\xd4\xcb\x1c\xcae\x90\x8cU\xc0\x88" +
+	"d\xd7\xfc\\\xe4P}\x06\xf0\x0a8\x91\xecM\x12\xa9" +
+	"e\x0e\x152\xd8\x97\xf5U\x1c!\x86#\x84\xda\x15\xc7" +
+	"\x8d4\x8a\xc4P$\xd4\"/\xec\xba\xe9\x1b\xef\x05(" +
+	"\x10C\x81\xc6\x9c=\xd4\xd8\x98\xd7A\xe4\x86\x01)\x91" +
+	"]\\l\x13\xa9\x02\x87j0\x0c\x1c/X\xd5~\x80" +
+	"\xa3\x84\x0eG\xb2\xe2h\x8e\x97\x1f\xe45\x8e5:\x8e" +
+	"o\x1b\x17r\x9c\xf5!g\x85\xc1^p\xfa\x98\x10\x9c" +
+	"\x80\x09\xfa\xdf\xce\xce\xebZr\xe9\xe1\xab\xa3@'r" +
+	"l7\x0cT![}\xc2\xd8\xda\xe0PS\x0c\xa9\xff" +
+	"\x8f\x98\x7f\x0fs\xa8iv\xd0\xcaWV\"o\x11 " +
+	"\x06\x8c;n\xd8\xa2\xb1\xfeU\x18\xd2\xb6\x8d\xd0;\xda" +
+	"\xbay\x1d\x94\x0ca\x9e\xef\xcc>_-\\\xb9\xac\xbd" +
+	"4\xe9\xc3\xb9\xd2xg;\x8e\xe9\xe3x\xd3\x0c\x86\xff" +
+	"\xb7\xb4\xedQ\xa5\xad\x8f*\xed\xcc~i%O[\xfb" +
+	"\x14\x91r9\xd4\xda(\x07\xec%\x1d\xa6\x0af\xfbQ" +
+	"\xf8\xf4~\xad\xe3~\x14>o\xe2 \xa24\x911\x86" +
+	"\x0d3\x18\x8a\xfc7\x00\x00\xff\xff6\x08\x8cn"
 
 func RegisterSchema(reg *schemas.Registry) {
 	reg.Register(&schemas.Schema{
@@ -1083,9 +1307,11 @@ func RegisterSchema(reg *schemas.Registry) {
 			0x96086e2f6e8fc178,
 			0x9d720b159e3c9343,
 			0xa598e1f078f1c0e3,
+			0xa6e7f8b5ce13ef44,
 			0xb96d5c5afddf27aa,
 			0xb9918b7de3051ee4,
 			0xbf8363838783d07f,
+			0xc83cc9345804d6de,
 			0xc8c7d598f989ebc7,
 			0xd8f04f12f5b21a15,
 			0xe9f939acd63e857d,

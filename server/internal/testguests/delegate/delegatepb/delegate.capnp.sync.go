@@ -88,3 +88,23 @@ func (c Delegate) PresentSync(ctx context.Context, params func(Delegate_present_
 	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
 	return Delegate_present_Results(res), release, err
 }
+
+// SaveSync calls save and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Delegate) SaveSync(ctx context.Context, params func(Delegate_save_Params) error) (Delegate_save_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x96086e2f6e8fc178,
+			MethodID:      4,
+			InterfaceName: "delegate.capnp:Delegate",
+			MethodName:    "save",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Delegate_save_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Delegate_save_Results(res), release, err
+}
