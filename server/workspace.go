@@ -8,6 +8,7 @@ import (
 
 	"capnproto.org/go/capnp/v3"
 
+	"github.com/gadgetd/gadgetd/internal/blueprint"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
 )
@@ -205,11 +206,20 @@ type errString string
 
 func (e errString) Error() string { return string(e) }
 
-// fillGadgetInfo describes a, naming its owner and sharer with names.
+// fillGadgetInfo describes a, naming its owner and sharer with names, and
+// with the permissions and roles of the blueprint version it runs: whoever
+// shares it chooses a role by them, whatever versions they have installed.
 func fillGadgetInfo(ctx context.Context, dst schema.GadgetInfo, a store.GadgetAccess, names *userNames) error {
 	g := a.Gadget
 	owner, err := names.of(ctx, g.OwnerID)
 	if err != nil {
+		return err
+	}
+	bp, err := names.s.store.BlueprintMeta(ctx, g.BlueprintOwner, g.BlueprintName, g.BlueprintVersion)
+	if err != nil {
+		return err
+	}
+	if err := blueprint.FillAccess(bp.Access, dst.NewPermissions, dst.NewRoles); err != nil {
 		return err
 	}
 	var sharer string
