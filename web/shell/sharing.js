@@ -12,11 +12,11 @@ import { release, schema } from "/static/gadgetd.js";
 import { EXPIRY_CHOICES, linkTerms, linkURL, roleName, rolePermissions, rolesUpTo } from "/shell/links.js";
 
 export class ShareDialog {
-  // id and g.name, g.blueprint, g.role are the open gadget's; workspace()
-  // and gadgetCap() are the shell's; h draws an element; errorText and
-  // cutText are the shell's.
-  constructor({ g, workspace, gadgetCap, h, errorText, cutText }) {
-    Object.assign(this, { g, workspace, gadgetCap, h, errorText, cutText });
+  // g is the shell's record of the open gadget's GadgetInfo; gadgetCap()
+  // is the shell's; h draws an element; errorText and cutText are the
+  // shell's.
+  constructor({ g, gadgetCap, h, errorText, cutText }) {
+    Object.assign(this, { g, gadgetCap, h, errorText, cutText });
     const roles = rolesUpTo(g.role);
     const roleSelect = (name, label) => h("select", { name, "aria-label": label },
       ...roles.map((r) => h("option", { value: r.value, selected: r.value === schema.gadget.Role.VIEWER }, r.name)));
@@ -72,25 +72,17 @@ export class ShareDialog {
     this.refreshLinks();
   }
 
-  // describeRoles says what each role may do in this gadget, when its
-  // blueprint declares its own permissions and the server reports them.
-  async describeRoles() {
+  // describeRoles says what each role may do in this gadget, when the
+  // blueprint version it runs declares its own permissions (GadgetInfo's,
+  // whichever versions the user has installed).
+  describeRoles() {
     const h = this.h;
-    try {
-      const ws = await this.workspace();
-      const res = await ws.blueprints().promise();
-      const b = [...res.blueprints].find((b) => b.name === this.g.blueprint);
-      const held = rolePermissions(
-        [...(b?.permissions ?? [])].map((p) => ({ name: p.name, title: p.title })),
-        [...(b?.roles ?? [])].map((r) => ({ role: r.role, permissions: [...r.permissions] })));
-      this.rolesNote.replaceChildren(...(held.length === 0 ? [] : [
-        h("p", { class: "muted" }, "What each role may do in this gadget:"),
-        h("ul", { class: "role-permissions" }, ...held.map((r) =>
-          h("li", { "data-role": r.role }, h("strong", {}, r.role), ": ",
-            this.cutText(r.permissions.join(", ") || "nothing of its own"))))]));
-    } catch (e) {
-      this.rolesNote.replaceChildren(h("p", { class: "error" }, `roles: ${this.errorText(e)}`));
-    }
+    const held = rolePermissions(this.g.permissions, this.g.roles);
+    this.rolesNote.replaceChildren(...(held.length === 0 ? [] : [
+      h("p", { class: "muted" }, "What each role may do in this gadget:"),
+      h("ul", { class: "role-permissions" }, ...held.map((r) =>
+        h("li", { "data-role": r.role }, h("strong", {}, r.role), ": ",
+          this.cutText(r.permissions.join(", ") || "nothing of its own"))))]));
   }
 
   // call runs fn on the gadget's capability, released after.

@@ -358,9 +358,14 @@ async function refreshBlueprints() {
     h("option", { value: b.name, title: b.description }, `${b.name} ${b.version}`)));
 }
 
-// gadgetInfo is what the shell keeps of a GadgetInfo.
+// gadgetInfo is what the shell keeps of a GadgetInfo: with the permissions
+// and roles its blueprint version declares, for the share dialog.
 function gadgetInfo(info) {
-  return { id: info.id, name: info.name, blueprint: info.blueprint, role: info.role, sharedBy: info.sharedBy };
+  return {
+    id: info.id, name: info.name, blueprint: info.blueprint, role: info.role, sharedBy: info.sharedBy,
+    permissions: [...info.permissions].map((p) => ({ name: p.name, title: p.title })),
+    roles: [...info.roles].map((r) => ({ role: r.role, permissions: [...r.permissions] })),
+  };
 }
 
 // whose says whose a listed gadget is: "yours", or who shared it with the
@@ -537,7 +542,7 @@ class OpenGadget {
     // Editors and owners may share; a viewer gets no dialog (the server
     // would refuse every call in it).
     this.sharing = g.role >= schema.gadget.Role.EDITOR
-      ? new ShareDialog({ g, workspace, gadgetCap, h, errorText, cutText })
+      ? new ShareDialog({ g, gadgetCap, h, errorText, cutText })
       : null;
     this.view = h("article", { class: "open-gadget", "data-id": g.id },
       h("header", { class: "gadget-head" },
