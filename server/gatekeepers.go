@@ -7,6 +7,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -248,7 +249,19 @@ func millis(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-func fillAction(dst schema.ActionInfo, a gatekeepers.Action, details string) error {
+// callerName is the login name of the user whose id an action or audit
+// entry records, for the owner to read; "" for what names no user (an
+// outcome entry's "auto", who approved it).
+func callerName(ctx context.Context, names *userNames, id string) (string, error) {
+	name, err := names.of(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return name, err
+}
+
+// fillAction describes a, whose user is userName.
+func fillAction(dst schema.ActionInfo, a gatekeepers.Action, userName, details string) error {
 	dst.SetSeq(a.Seq)
 	dst.SetState(actionStates[a.State])
 	dst.SetCreatedAt(millis(a.CreatedAt))
@@ -261,6 +274,7 @@ func fillAction(dst schema.ActionInfo, a gatekeepers.Action, details string) err
 		func() error { return dst.SetKind(a.Kind) },
 		func() error { return dst.SetMethod(a.Method) },
 		func() error { return dst.SetUser(a.UserID) },
+		func() error { return dst.SetUserName(userName) },
 		func() error { return dst.SetDescription(a.Describe) },
 		func() error { return dst.SetDecidedBy(a.DecidedBy) },
 		func() error { return dst.SetOutcome(a.Outcome.Describe) },
@@ -300,8 +314,13 @@ func (w *workspace) Actions(ctx context.Context, call schema.Workspace_actions) 
 	if err != nil {
 		return err
 	}
+	names := w.names()
 	for i, a := range actions {
-		if err := fillAction(list.At(i), a, w.s.desk.Details(a)); err != nil {
+		user, err := callerName(ctx, names, a.UserID)
+		if err != nil {
+			return err
+		}
+		if err := fillAction(list.At(i), a, user, w.s.desk.Details(a)); err != nil {
 			return err
 		}
 	}
@@ -334,6 +353,7 @@ func (w *workspace) Decide(ctx context.Context, call schema.Workspace_decide) er
 	if err != nil {
 		return err
 	}
+	names := w.names()
 	for i, d := range decisions {
 		dst := list.At(i)
 		dst.SetOk(d.Err == nil)
@@ -350,7 +370,11 @@ func (w *workspace) Decide(ctx context.Context, call schema.Workspace_decide) er
 		if err != nil {
 			return err
 		}
-		if err := fillAction(info, d.Action, w.s.desk.Details(d.Action)); err != nil {
+		user, err := callerName(ctx, names, d.Action.UserID)
+		if err != nil {
+			return err
+		}
+		if err := fillAction(info, d.Action, user, w.s.desk.Details(d.Action)); err != nil {
 			return err
 		}
 	}
@@ -376,7 +400,12 @@ func (w *workspace) Audit(ctx context.Context, call schema.Workspace_audit) erro
 	if err != nil {
 		return err
 	}
+	names := w.names()
 	for i, e := range entries {
+		user, err := callerName(ctx, names, e.UserID)
+		if err != nil {
+			return err
+		}
 		dst := list.At(i)
 		dst.SetSeq(e.Seq)
 		dst.SetTime(millis(e.Time))
@@ -385,6 +414,7 @@ func (w *workspace) Audit(ctx context.Context, call schema.Workspace_audit) erro
 		for _, set := range []func() error{
 			func() error { return dst.SetGadget(e.GadgetID) },
 			func() error { return dst.SetUser(e.UserID) },
+			func() error { return dst.SetUserName(user) },
 			func() error { return dst.SetBinding(e.Binding) },
 			func() error { return dst.SetKind(e.Kind) },
 			func() error { return dst.SetMethod(e.Method) },
@@ -411,7 +441,7 @@ func (w *workspace) WatchActions(ctx context.Context, call schema.Workspace_watc
 		return err
 	}
 	feedCtx, stop := context.WithCancel(context.Background())
-	f := &actionFeed{listener: call.Args().Listener().AddRef(), ctx: feedCtx, stop: stop, leave: leave}
+	f := &actionFeed{s: w.s, listener: call.Args().Listener().AddRef(), ctx: feedCtx, stop: stop, leave: leave}
 	f.cancel = w.s.desk.Watch(w.user.ID, f.changed, f.missed)
 	res, err := call.AllocResults()
 	if err != nil {
@@ -426,6 +456,7 @@ func (w *workspace) WatchActions(ctx context.Context, call schema.Workspace_watc
 // reference is gone) cancels the watch and cuts short a call the listener
 // does not answer.
 type actionFeed struct {
+	s        *Server
 	listener schema.ActionListener
 	ctx      context.Context
 	stop     context.CancelFunc
@@ -436,11 +467,15 @@ type actionFeed struct {
 
 func (f *actionFeed) changed(a gatekeepers.Action) {
 	fut, release := f.listener.Changed(f.ctx, func(p schema.ActionListener_changed_Params) error {
+		user, err := callerName(f.ctx, &userNames{s: f.s}, a.UserID)
+		if err != nil {
+			return err
+		}
 		info, err := p.NewAction()
 		if err != nil {
 			return err
 		}
-		return fillAction(info, a, "") // watch events carry no payload: list the action for its details
+		return fillAction(info, a, user, "") // watch events carry no payload: list the action for its details
 	})
 	defer release()
 	if _, err := fut.Struct(); err != nil {
