@@ -224,7 +224,7 @@ func listActions(args []string, stdout, _ io.Writer) error {
 			g, _ := a.Gadget()
 			b, _ := a.Binding()
 			desc, _ := a.Description()
-			fmt.Fprintf(stdout, "%s  %s  gadget %s, binding %s, %s\n  %s\n", id, a.State(), g, b, formatMillis(a.CreatedAt()), desc)
+			fmt.Fprintf(stdout, "%s  %s  gadget %s, binding %s, by %s, %s\n  %s\n", id, a.State(), g, b, whose(a), formatMillis(a.CreatedAt()), desc)
 			if outcome, _ := a.Outcome(); outcome != "" {
 				fmt.Fprintf(stdout, "  outcome: %s\n", outcome)
 			}
@@ -339,7 +339,7 @@ func showAudit(args []string, stdout, _ io.Writer) error {
 			return err
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TIME\tGADGET\tBINDING\tKIND\tCALL\tOUTCOME")
+		fmt.Fprintln(tw, "TIME\tGADGET\tUSER\tBINDING\tKIND\tCALL\tOUTCOME")
 		for i := 0; i < list.Len(); i++ {
 			e := list.At(i)
 			g, _ := e.Gadget()
@@ -350,8 +350,22 @@ func showAudit(args []string, stdout, _ io.Writer) error {
 			if e.Action() {
 				kind = "action"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", formatMillis(e.Time()), g, b, kind, desc, outcome)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", formatMillis(e.Time()), g, whose(e), b, kind, desc, outcome)
 		}
 		return tw.Flush()
 	})
+}
+
+// whose says whose session made an audited call or queued an action: the
+// user's login name, or the recorded id where it names no user (an
+// outcome's approver "auto").
+func whose(e interface {
+	User() (string, error)
+	UserName() (string, error)
+}) string {
+	if name, _ := e.UserName(); name != "" {
+		return name
+	}
+	id, _ := e.User()
+	return id
 }

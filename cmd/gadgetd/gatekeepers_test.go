@@ -156,7 +156,7 @@ func TestTheIssuesFlowFromTheCLI(t *testing.T) {
 	ids := s.fileIssues(t, id, "Approve me", "Reject me")
 	out := s.run(t, "actions")
 	// The whole text of what would be created, not only its title.
-	for _, want := range append(ids, "pending", "Approve me", "Reject me", "| The body of Approve me.") {
+	for _, want := range append(ids, "pending", "by demo", "Approve me", "Reject me", "| The body of Approve me.") {
 		if !strings.Contains(out, want) {
 			t.Fatalf("actions does not show %q:\n%s", want, out)
 		}
@@ -178,7 +178,8 @@ func TestTheIssuesFlowFromTheCLI(t *testing.T) {
 		t.Fatalf("decided actions still wait:\n%s", out)
 	}
 	audit := s.run(t, "audit", "-n", "100")
-	for _, want := range []string{"create issue", "approved", "rejected", "queued for approval"} {
+	// Whose each call was, by login name: the one user here.
+	for _, want := range []string{"USER", "  demo  ", "create issue", "approved", "rejected", "queued for approval"} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("the audit log does not show %q:\n%s", want, audit)
 		}
