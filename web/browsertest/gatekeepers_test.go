@@ -6,6 +6,7 @@ package browsertest
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,7 @@ func TestAUserBindsARepositoryAndApprovesTheIssueTheGadgetFiles(t *testing.T) {
 	click(t, frame, "#submit")
 	waitIn(t, frame, "the pending issue in the gadget's list", `document.querySelector("#issues li.pending .title")?.textContent === "Crash on start"`)
 	waitIn(t, tab, "the action waiting in the panel", `document.querySelector(".gatekeepers .action .what")?.textContent.includes("Crash on start")`)
+	waitIn(t, tab, "whose session queued it", `document.querySelector(".gatekeepers .action .user")?.textContent === "by alice"`)
 	// The approver sees the whole issue, as text, before deciding.
 	waitIn(t, tab, "the issue's body in the action's details", `document.querySelector(".gatekeepers .action .details")?.textContent.includes("It crashes <b>at once</b>.")`)
 	if w := gh.Writes(); w != 0 {
@@ -94,6 +96,9 @@ func TestAUserBindsARepositoryAndApprovesTheIssueTheGadgetFiles(t *testing.T) {
 	waitIn(t, tab, "the outcome in the audit log", `[...document.querySelectorAll(".gatekeepers .audit li")].some((li) => li.textContent.includes("Crash on start") && li.textContent.includes("created"))`)
 	if title, _, _, ok := repo.Issue(2); !ok || title != "Crash on start" || gh.Writes() != 1 {
 		t.Fatalf("GitHub after approval: issue #2 %q (%v), %d writes", title, ok, gh.Writes())
+	}
+	if users := eval[[]string](t, tab.(chromium).tab, `[...document.querySelectorAll(".gatekeepers .audit li .user")].map((u) => u.textContent)`); len(users) == 0 || slices.ContainsFunc(users, func(u string) bool { return u != "alice" }) {
+		t.Errorf("the audit log names the users %q, want alice for each entry", users)
 	}
 	audit := eval[string](t, tab.(chromium).tab, `document.querySelector(".gatekeepers .audit").textContent`)
 	if strings.Contains(audit, "ghp_") {

@@ -194,6 +194,7 @@ export class GatekeepersPanel {
       h("li", { class: "action", "data-id": a.id },
         h("span", { class: "what" }, this.cutText(a.description),
           a.details ? h("pre", { class: "details" }, this.cutText(a.details)) : null),
+        h("span", { class: "muted user" }, `by ${whose(a)}`),
         a.state === inDoubt ? h("span", { class: "doubt", title: "The server stopped while applying it; approve to try again" }, "in doubt") : null,
         h("button", { type: "button", class: "approve", onclick: () => this.decide([a.id], true) }, a.state === inDoubt ? "Retry" : "Approve"),
         h("button", { type: "button", class: "reject danger", onclick: () => this.decide([a.id], false) }, "Reject")));
@@ -224,9 +225,17 @@ export class GatekeepersPanel {
       h("li", { class: e.failed ? "error" : e.action ? "action" : "read" },
         h("time", {}, new Date(Number(e.time)).toLocaleTimeString()),
         h("span", { class: "level" }, e.action ? "action" : "read"),
+        h("span", { class: "user" }, whose(e)),
         `${this.cutText(e.description)}: ${this.cutText(e.outcome)}`));
     return h("section", { class: "audit" },
       h("h4", {}, "Audit log"),
       h("ol", { class: "lines" }, ...(rows.length ? rows : [h("li", { class: "muted" }, "No calls yet.")])));
   }
+}
+
+// whose names the user whose session made a call or queued an action: by
+// login name, or by the recorded id where it names no user (an outcome's
+// approver, "auto").
+function whose(e) {
+  return e.userName || e.user;
 }
