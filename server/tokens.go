@@ -10,7 +10,9 @@ package server
 // its expiry cuts everything obtained with it off from its next call,
 // wherever it was passed, with no registry of live capabilities to keep in
 // step. A guarded session's refusal is answered by a capability of its own,
-// made once; it holds no lock while it calls into the session.
+// made once; it holds no lock while it calls into the session. The
+// capabilities a client passes into a guarded session are guarded alike
+// (passedcaps.go).
 
 import (
 	"context"
@@ -201,10 +203,7 @@ type guardedSession struct {
 // target is where a call of method m goes: the session, the host's saver
 // for any method of Persistent, or the refuser.
 func (h *guardedSession) target(ctx context.Context, m capnp.Method) capnp.Client {
-	err := h.cred.check(ctx)
-	if err == nil {
-		err = h.share.check(ctx)
-	}
+	err := h.access(ctx)
 	if err == nil && m.InterfaceID == persistent.Persistent_TypeID {
 		h.saverOnce.Do(func() { h.saver = h.save.client() })
 		return h.saver
@@ -223,12 +222,22 @@ func (h *guardedSession) target(ctx context.Context, m capnp.Method) capnp.Clien
 	return h.refuser
 }
 
+// Send and Recv guard the capabilities in the params of a call that goes
+// to the session (passedcaps.go).
 func (h *guardedSession) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
-	return h.target(ctx, s.Method).SendCall(h.share.admitting(ctx), s)
+	t := h.target(ctx, s.Method)
+	if t == h.session {
+		s.PlaceArgs = h.guardingPassed(s.PlaceArgs)
+	}
+	return t.SendCall(h.share.admitting(ctx), s)
 }
 
 func (h *guardedSession) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
-	return h.target(ctx, r.Method).RecvCall(h.share.admitting(ctx), r)
+	t := h.target(ctx, r.Method)
+	if t == h.session {
+		h.guardPassed(r.Args.Message(), 0)
+	}
+	return t.RecvCall(h.share.admitting(ctx), r)
 }
 
 // Brand is the session's own, so wasmhost still knows its session when a

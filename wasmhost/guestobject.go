@@ -102,6 +102,18 @@ func guestObjectOf(c capnp.Client) (*guestObject, bool) {
 	return o, ok
 }
 
+// SameGuest reports whether a and b are both objects the guest of one
+// sandbox exported: a host that wraps what a client passes into a session
+// leaves alone what the session's own guest will know as its own.
+func SameGuest(a, b capnp.Client) bool {
+	oa, ok := guestObjectOf(a)
+	if !ok {
+		return false
+	}
+	ob, ok := guestObjectOf(b)
+	return ok && oa.g == ob.g
+}
+
 // Brand lets guestObjectOf recognize the capability.
 func (o *guestObject) Brand() capnp.Brand { return capnp.Brand{Value: o} }
 
