@@ -2,12 +2,15 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"capnproto.org/go/capnp/v3"
 	"capnproto.org/go/capnp/v3/std/capnp/persistent"
@@ -18,6 +21,7 @@ import (
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/server"
 	"github.com/gadgetd/gadgetd/server/internal/testguests/delegate/delegatepb"
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
 // The tests here save gadgets and sessions on one real server and restore
@@ -528,4 +532,100 @@ func TestAGuestCannotSaveACapabilityItIsHanded(t *testing.T) {
 			t.Fatalf("bob saving %s himself: %v", name, err)
 		}
 	}
+}
+
+// TestACallQueuedBeforeItsTokenEndsNeverReachesTheGuest: a session's call
+// waits in the gadget's queue, behind a slow one, when the token it came
+// through ends: the saved token it was restored from is dropped, or the
+// login token it was opened with is revoked. It fails, disconnected,
+// without reaching the guest. (It ran, after the drop or revocation had
+// returned: only a share was checked again at the queue.)
+func TestACallQueuedBeforeItsTokenEndsNeverReachesTheGuest(t *testing.T) {
+	// A call may run as long as the longest hold below.
+	h := start(t, t.TempDir(), server.WithWasmOptions(wasmhost.WithCallTimeout(2*time.Minute)))
+	installHostile(t, h)
+	ws := h.login(t, h.token("alice"))
+	ends := []struct {
+		name string
+		// victim returns a session of gadget id and what ends its token.
+		victim func(t *testing.T, g schema.Gadget, id string) (schema.Storage, func(*testing.T))
+	}{
+		{"saved token dropped", func(t *testing.T, g schema.Gadget, _ string) (schema.Storage, func(*testing.T)) {
+			restored := schema.Storage(h.mustRestore(t, mustSave(t, capnp.Client(openHostile(t, g)))))
+			return restored, func(t *testing.T) {
+				for _, id := range savedIDs(t, ws) {
+					if err := dropSaved(t, ws, id); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}},
+		{"login token revoked", func(t *testing.T, _ schema.Gadget, id string) (schema.Storage, func(*testing.T)) {
+			secret, info, err := newToken(testCtx(t), ws, "queued", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return openSession(t, h.login(t, secret), id), func(t *testing.T) {
+				if err := revokeToken(testCtx(t), ws, info.id); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	}
+	for _, end := range ends {
+		t.Run(end.name, func(t *testing.T) {
+			// On a machine too busy for the call to be queued and the
+			// token ended within the hold, the hold ends first, proving
+			// nothing, and the test tries again with a longer one.
+			for _, hold := range []time.Duration{5 * time.Second, 20 * time.Second, time.Minute} {
+				g, id := create(t, ws, "hostile")
+				victim, endToken := end.victim(t, g, id)
+				if endBehindAHold(t, g, victim, endToken, hold) {
+					return
+				}
+				t.Logf("the %v hold ended before the token did; trying a longer one", hold)
+			}
+			t.Fatal("even a one-minute hold ended before the token did")
+		})
+	}
+}
+
+// endBehindAHold queues a call of victim, a session of g, behind a call
+// that holds g for hold, then ends victim's token; it reports false if the
+// hold ended too soon to prove anything.
+func endBehindAHold(t *testing.T, g schema.Gadget, victim schema.Storage, endToken func(*testing.T), hold time.Duration) bool {
+	if _, err := command(testCtx(t), victim, "ok"); err != nil { // resolved: the next call is not pipelined
+		t.Fatal(err)
+	}
+	held := make(chan error, 1)
+	go func() {
+		_, err := command(context.Background(), openHostile(t, g), fmt.Sprintf("sleep:%d", hold.Milliseconds()))
+		held <- err
+	}()
+	waitGuestLog(t, g, "sleep: started", 1)
+	type answer struct {
+		who string
+		err error
+	}
+	queued := make(chan answer, 1)
+	go func() {
+		who, err := command(testCtx(t), victim, "whoami")
+		queued <- answer{who, err}
+	}()
+	// Time for the call to pass the session's checks and reach the queue:
+	// what is proved is that a queued call is refused, not an unsent one.
+	time.Sleep(300 * time.Millisecond)
+	endToken(t)
+	select {
+	case <-held:
+		return false
+	default:
+	}
+	if a := <-queued; !capnp.IsDisconnected(a.err) || a.who != "" {
+		t.Fatalf("the call queued before the token ended: %q, %v; want disconnected, the guest never reached", a.who, a.err)
+	}
+	if err := <-held; err != nil {
+		t.Fatalf("the call that held the gadget: %v", err)
+	}
+	return true
 }

@@ -10,9 +10,7 @@ package server
 // its expiry cuts everything obtained with it off from its next call,
 // wherever it was passed, with no registry of live capabilities to keep in
 // step. A guarded session's refusal is answered by a capability of its own,
-// made once; it holds no lock while it calls into the session. The
-// capabilities a client passes into a guarded session are guarded alike
-// (passedcaps.go).
+// made once; it holds no lock while it calls into the session.
 
 import (
 	"context"
@@ -34,6 +32,7 @@ import (
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
+	"github.com/gadgetd/gadgetd/wasmhost"
 )
 
 const (
@@ -200,6 +199,15 @@ type guardedSession struct {
 	refusal    atomic.Pointer[error]
 }
 
+// access fails once the session's token or share no longer admits its
+// user.
+func (h *guardedSession) access(ctx context.Context) error {
+	if err := h.cred.check(ctx); err != nil {
+		return err
+	}
+	return h.share.check(ctx)
+}
+
 // target is where a call of method m goes: the session, the host's saver
 // for any method of Persistent, or the refuser.
 func (h *guardedSession) target(ctx context.Context, m capnp.Method) capnp.Client {
@@ -222,22 +230,25 @@ func (h *guardedSession) target(ctx context.Context, m capnp.Method) capnp.Clien
 	return h.refuser
 }
 
-// Send and Recv guard the capabilities in the params of a call that goes
-// to the session (passedcaps.go).
-func (h *guardedSession) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
-	t := h.target(ctx, s.Method)
-	if t == h.session {
-		s.PlaceArgs = h.guardingPassed(s.PlaceArgs)
+// admitting returns ctx for a call on the session, so that the gadget's
+// worker checks the session's access (its credential, its share) again as
+// it takes the call off its queue: a call queued before a login token is
+// revoked, a saved token dropped or a share revoked never reaches the guest
+// after. The share's admitting also names the acting user; its check is
+// replaced by access, which includes it.
+func (h *guardedSession) admitting(ctx context.Context) context.Context {
+	if h.cred == nil && h.share == nil {
+		return ctx
 	}
-	return t.SendCall(h.share.admitting(ctx), s)
+	return wasmhost.WithAdmission(h.share.admitting(ctx), h.access)
+}
+
+func (h *guardedSession) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
+	return h.target(ctx, s.Method).SendCall(h.admitting(ctx), s)
 }
 
 func (h *guardedSession) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
-	t := h.target(ctx, r.Method)
-	if t == h.session {
-		h.guardPassed(r.Args.Message(), 0)
-	}
-	return t.RecvCall(h.share.admitting(ctx), r)
+	return h.target(ctx, r.Method).RecvCall(h.admitting(ctx), r)
 }
 
 // Brand is the session's own, so wasmhost still knows its session when a
