@@ -629,3 +629,37 @@ func endBehindAHold(t *testing.T, g schema.Gadget, victim schema.Storage, endTok
 	}
 	return true
 }
+
+// TestDeadSavedTokensNeitherCountNorList: bob saves to his bound; alice
+// unshares and shares again, which kills his tokens. He lists none of them
+// and may save again.
+func TestDeadSavedTokensNeitherCountNorList(t *testing.T) {
+	h := start(t, t.TempDir(), server.WithMaxSavedPerUser(2))
+	ws := h.users(t, "alice", "bob")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	bobs := openGadget(t, ws["bob"], id)
+	dead := []string{mustSave(t, capnp.Client(bobs)), mustSave(t, capnpClient(session(t, bobs)))}
+	_, err := save(t, capnp.Client(bobs))
+	requireErrorContains(t, err, "you have 2 saved tokens, the limit is 2")
+
+	if _, err := unshare(t, g, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	mustShare(t, g, "bob", schema.Role_editor)
+	if got := savedIDs(t, ws["bob"]); len(got) != 0 {
+		t.Fatalf("bob lists his dead tokens %q", got)
+	}
+	live := mustSave(t, capnp.Client(openGadget(t, ws["bob"], id)))
+	if got := savedIDs(t, ws["bob"]); len(got) != 1 {
+		t.Fatalf("bob lists %q, want his one live token", got)
+	}
+	for _, token := range dead {
+		if _, err := h.restore(t, token); reason(err) != "invalid token" {
+			t.Fatalf("restoring a dead token: %v", err)
+		}
+	}
+	if _, err := infoRole(t, schema.Gadget(h.mustRestore(t, live))); err != nil {
+		t.Fatalf("the live token: %v", err)
+	}
+}

@@ -15,7 +15,9 @@ package store
 //	"savedbygadget" gadget/id -> id (the gadget's removal)
 //
 // Every change is one transaction. Drops (DropSaved, and a gadget's removal
-// with its tokens) are counted once committed (SavedDrops).
+// with its tokens) are counted once committed (SavedDrops). A token whose
+// grant is revoked stays until its saver next saves (pruneSaved); until
+// then SavedOf leaves it out, so only live tokens are listed or counted.
 
 import (
 	"context"
@@ -84,7 +86,11 @@ func (s *BoltStore) AddSaved(ctx context.Context, hash string, sv Saved, maxPerU
 		if tx.Bucket(bucketSavedByHash).Get([]byte(hash)) != nil {
 			return fmt.Errorf("saved token: %w", ErrExists)
 		}
-		if n := len(suffixes(tx.Bucket(bucketSavedByUser), pairKey(sv.UserID, ""))); maxPerUser > 0 && n >= maxPerUser {
+		n, err := pruneSaved(tx, sv.UserID)
+		if err != nil {
+			return err
+		}
+		if maxPerUser > 0 && n >= maxPerUser {
 			return fmt.Errorf("%w: you have %d saved tokens, the limit is %d; drop one first", ErrLimit, n, maxPerUser)
 		}
 		sv.ID, sv.Via = NewID(), via.ID
@@ -104,6 +110,34 @@ func putSaved(tx *bolt.Tx, hash string, sv Saved) error {
 		tx.Bucket(bucketSavedByUser).Put(pairKey(sv.UserID, sv.ID), id),
 		tx.Bucket(bucketSavedByGadget).Put(pairKey(sv.GadgetID, sv.ID), id),
 	)
+}
+
+// dead reports whether sv can never restore again: its gadget is gone, or
+// the grant it is bound to was revoked (a grant's id is never reused, so
+// giving the saver access again does not revive it).
+func (sv Saved) dead(tx *bolt.Tx) bool {
+	return tx.Bucket(bucketGadgets).Get([]byte(sv.GadgetID)) == nil ||
+		sv.Via != "" && tx.Bucket(bucketGrants).Get([]byte(sv.Via)) == nil
+}
+
+// pruneSaved deletes userID's dead tokens, and returns how many live ones
+// they have. A revocation leaves the tokens it kills in place (they
+// restore nothing); they are pruned here, before the per-user bound is
+// counted, so that they never take the room of live ones. No drop is
+// counted: what they restored already fails.
+func pruneSaved(tx *bolt.Tx, userID string) (live int, err error) {
+	for _, id := range suffixes(tx.Bucket(bucketSavedByUser), pairKey(userID, "")) {
+		var rec savedRecord
+		if err := getJSON(tx.Bucket(bucketSaved), []byte(id), &rec); err != nil {
+			return 0, err
+		}
+		if !rec.dead(tx) {
+			live++
+		} else if err := dropSaved(tx, id); err != nil {
+			return 0, err
+		}
+	}
+	return live, nil
 }
 
 // savedRecord is what "saved" holds: the record and its hash, so that a
@@ -176,7 +210,9 @@ func (s *BoltStore) SavedOf(ctx context.Context, userID string) ([]Saved, error)
 			if err := getJSON(tx.Bucket(bucketSaved), []byte(id), &rec); err != nil {
 				return err
 			}
-			out = append(out, rec.Saved)
+			if !rec.dead(tx) {
+				out = append(out, rec.Saved)
+			}
 		}
 		return nil
 	})

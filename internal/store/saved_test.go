@@ -93,6 +93,37 @@ func TestSavedTokensAreBoundPerUser(t *testing.T) {
 	}
 }
 
+// TestADeadTokenIsNeitherListedNorCounted: bob's tokens die with his
+// share; re-shared, he sees none of them and has the whole bound again.
+func TestADeadTokenIsNeitherListedNorCounted(t *testing.T) {
+	sh := newSharing(t, "alice", "bob")
+	ctx := context.Background()
+	sh.mustShare("alice", "bob", store.RoleEditor)
+	for _, secret := range []string{"a", "b"} {
+		if _, err := sh.save("bob", secret, store.RoleEditor, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sh.s.Unshare(ctx, sh.gadget, sh.users["alice"], sh.users["bob"]); err != nil {
+		t.Fatal(err)
+	}
+	sh.mustShare("alice", "bob", store.RoleEditor)
+	if list, _ := sh.s.SavedOf(ctx, sh.users["bob"]); len(list) != 0 {
+		t.Fatalf("bob lists his dead tokens %+v", list)
+	}
+	for _, secret := range []string{"c", "d"} {
+		if _, err := sh.save("bob", secret, store.RoleEditor, 2); err != nil {
+			t.Fatalf("saving with only dead tokens kept: %v", err)
+		}
+	}
+	if list, _ := sh.s.SavedOf(ctx, sh.users["bob"]); len(list) != 2 {
+		t.Fatalf("bob lists %d tokens, want the 2 live ones", len(list))
+	}
+	if got := sh.restored("a"); got != -1 {
+		t.Fatalf("a pruned token restores %d", got)
+	}
+}
+
 func TestOnlyTheSaverDropsTheirToken(t *testing.T) {
 	sh := newSharing(t, "alice", "bob")
 	sv := sh.mustSave("alice", "a", store.RoleOwner)

@@ -168,12 +168,13 @@ type Store interface {
 
 	// Saved capabilities (saved.go). AddSaved keeps sv under hash (a
 	// KeyedHash of its secret), assigning its ID and Via, unless sv.UserID
-	// already has maxPerUser saved tokens (ErrLimit); ErrNotFound if
-	// sv.UserID may not reach the gadget, ErrDenied if sv.Role is above
-	// their role. Restore returns the record of hash, and the gadget as
-	// its saver reaches it now at no more than the saved role; ErrNotFound
-	// if there is none, or its saver no longer reaches the gadget through
-	// the grant they saved it through. SavedOf returns userID's, oldest
+	// already has maxPerUser live saved tokens (ErrLimit; a token bound to
+	// a revoked grant is dead, and pruned then); ErrNotFound if sv.UserID
+	// may not reach the gadget, ErrDenied if sv.Role is above their role.
+	// Restore returns the record of hash, and the gadget as its saver
+	// reaches it now at no more than the saved role; ErrNotFound if there
+	// is none, or its saver no longer reaches the gadget through the grant
+	// they saved it through. SavedOf returns userID's live ones, oldest
 	// first. DropSaved deletes userID's token id; ErrNotFound if userID
 	// has none such, whoever else might. SavedDrops grows with every
 	// committed drop, a gadget's removal included, so callers may cache
