@@ -10,7 +10,9 @@ package server
 // its expiry cuts everything obtained with it off from its next call,
 // wherever it was passed, with no registry of live capabilities to keep in
 // step. A guarded session's refusal is answered by a capability of its own,
-// made once; it holds no lock while it calls into the session.
+// made once; it holds no lock while it calls into the session. The
+// capabilities a client passes into a guarded session are guarded alike
+// (passedcaps.go).
 
 import (
 	"context"
@@ -199,15 +201,6 @@ type guardedSession struct {
 	refusal    atomic.Pointer[error]
 }
 
-// access fails once the session's token or share no longer admits its
-// user.
-func (h *guardedSession) access(ctx context.Context) error {
-	if err := h.cred.check(ctx); err != nil {
-		return err
-	}
-	return h.share.check(ctx)
-}
-
 // target is where a call of method m goes: the session, the host's saver
 // for any method of Persistent, or the refuser.
 func (h *guardedSession) target(ctx context.Context, m capnp.Method) capnp.Client {
@@ -243,12 +236,22 @@ func (h *guardedSession) admitting(ctx context.Context) context.Context {
 	return wasmhost.WithAdmission(h.share.admitting(ctx), h.access)
 }
 
+// Send and Recv guard the capabilities in the params of a call that goes
+// to the session (passedcaps.go).
 func (h *guardedSession) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
-	return h.target(ctx, s.Method).SendCall(h.admitting(ctx), s)
+	t := h.target(ctx, s.Method)
+	if t == h.session {
+		s.PlaceArgs = h.guardingPassed(s.PlaceArgs)
+	}
+	return t.SendCall(h.admitting(ctx), s)
 }
 
 func (h *guardedSession) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
-	return h.target(ctx, r.Method).RecvCall(h.admitting(ctx), r)
+	t := h.target(ctx, r.Method)
+	if t == h.session {
+		h.guardPassed(r.Args.Message(), 0)
+	}
+	return t.RecvCall(h.admitting(ctx), r)
 }
 
 // Brand is the session's own, so wasmhost still knows its session when a
