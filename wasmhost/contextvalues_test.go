@@ -21,14 +21,16 @@ type markKey struct{}
 type markRecordingHost struct {
 	storage schema.Storage
 
-	mu    sync.Mutex
-	marks []any
+	mu        sync.Mutex
+	marks     []any
+	fromGuest []bool // wasmhost.FromGuest of each log call's context
 }
 
 func (h *markRecordingHost) Log(ctx context.Context, call schema.Host_log) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.marks = append(h.marks, ctx.Value(markKey{}))
+	h.fromGuest = append(h.fromGuest, wasmhost.FromGuest(ctx))
 	return nil
 }
 
@@ -46,8 +48,9 @@ func (h *markRecordingHost) Gatekeeper(context.Context, schema.Host_gatekeeper) 
 
 // A host service tells its own guest's calls from everyone else's by the
 // values WithContextValues gives them (the server's Storage lets only its
-// gadget's guest join the running call). Only the values are used: a
-// canceled context does not cancel the sandbox's calls.
+// gadget's guest join the running call), and any guest's calls from a
+// client's by FromGuest. Only the values are used: a canceled context does
+// not cancel the sandbox's calls.
 func TestTheGuestsCallsToTheHostCarryTheSandboxsContextValues(t *testing.T) {
 	ctx := context.Background()
 	rt, err := wasmhost.New(ctx, wasmhost.WithCompilationCacheDir(sharedCacheDir(t)))
@@ -80,5 +83,11 @@ func TestTheGuestsCallsToTheHostCarryTheSandboxsContextValues(t *testing.T) {
 	defer host.mu.Unlock()
 	if len(host.marks) != 1 || host.marks[0] != "gadget one" {
 		t.Fatalf("the host's log saw marks %v, want the sandbox's [gadget one]", host.marks)
+	}
+	if !host.fromGuest[0] {
+		t.Fatal("FromGuest is false for the guest's call")
+	}
+	if wasmhost.FromGuest(values) {
+		t.Fatal("FromGuest is true for a context no guest made")
 	}
 }
