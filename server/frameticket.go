@@ -14,6 +14,17 @@ package server
 // counted per user for the per-user bound. A ticket carries the credential
 // it was issued under, so redemption checks the token as every call does,
 // and the session it opens is guarded by that credential like any other.
+//
+// A frame's websocket carries its one session, so it ends once the gadget
+// finds that session's guard failed (its token, or the share it was opened
+// through, revoked) as it calls a capability the frame passed it
+// (passedcaps.go): a frame that only listens would otherwise look connected
+// and hear nothing. The frame is told why in the connection's Abort, and a
+// new ticket is refused. A call the frame makes itself is refused, saying
+// why, and leaves the connection be: ending it would drop that answer
+// (go-capnp discards unsent messages as it aborts). The frameLink is made
+// before the session is opened and told the connection once it is served:
+// a failure between the two ends the connection as it is attached.
 
 import (
 	"container/list"
@@ -182,7 +193,8 @@ func (s *Server) ServeFrameConn(ctx context.Context, remote, ticket string, upgr
 		s.rpc.LogStranger(slog.LevelWarn, "websocket frame refused", "remote", remote, "err", err)
 		return err
 	}
-	session, err := g.session(ctx, func() {}, true)
+	link := new(frameLink)
+	session, err := g.session(ctx, func() {}, link)
 	if err != nil {
 		return err
 	}
@@ -198,12 +210,50 @@ func (s *Server) ServeFrameConn(ctx context.Context, remote, ticket string, upgr
 			session.Release()
 			return capnp.ErrorClient(err)
 		}
+		link.attach(peer)
 		return session
 	})
 	if err != nil {
 		session.Release() // refused, and told why over nc
 	}
 	return nil
+}
+
+// frameLink is the connection a frame's session is served on, to end
+// once the session's guard fails.
+type frameLink struct {
+	mu   sync.Mutex
+	peer *rpcguard.Peer // nil until attached
+	lost error          // the guard's failure, once it failed
+}
+
+// attach gives l the connection, ending it at once if the session was lost
+// already.
+func (l *frameLink) attach(peer *rpcguard.Peer) {
+	l.mu.Lock()
+	l.peer = peer
+	lost := l.lost
+	l.mu.Unlock()
+	if lost != nil {
+		peer.End(lost)
+	}
+}
+
+// sessionLost ends the connection with err, now or as it is attached. A
+// nil link (a session not a frame's) does nothing.
+func (l *frameLink) sessionLost(err error) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	if l.lost == nil {
+		l.lost = err
+	}
+	peer := l.peer
+	l.mu.Unlock()
+	if peer != nil {
+		peer.End(err)
+	}
 }
 
 // redeemFrameTicket uses ticket up and returns the gadget capability it

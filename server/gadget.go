@@ -68,7 +68,7 @@ func (g *gadgetCap) Info(ctx context.Context, call schema.Gadget_info) error {
 // straight to the session, still in one network round trip. call.Go lets
 // the capability's other calls run meanwhile.
 func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
-	session, err := g.session(ctx, call.Go, false)
+	session, err := g.session(ctx, call.Go, nil)
 	if err != nil {
 		return err
 	}
@@ -84,8 +84,9 @@ func (g *gadgetCap) Open(ctx context.Context, call schema.Gadget_open) error {
 // returns it guarded by g's credential and, opened through a share, by the
 // role it was opened with, once the guest has answered. detach runs once
 // the gadget is live, before the guest is asked: Open lets the capability's
-// other calls run from there. A frame's session (frame set) refuses save.
-func (g *gadgetCap) session(ctx context.Context, detach func(), frame bool) (capnp.Client, error) {
+// other calls run from there. A frame's session (frame non-nil) refuses
+// save, and ends its websocket when the gadget finds its guard failed.
+func (g *gadgetCap) session(ctx context.Context, detach func(), frame *frameLink) (capnp.Client, error) {
 	a, err := g.access(ctx)
 	if err != nil {
 		return capnp.Client{}, err

@@ -10,7 +10,8 @@ package server
 // in such params (revocable.NewWith) in a check of the same guard, run on
 // every call the gadget makes to it; the first that fails revokes the
 // wrapper, which releases the client's capability, and the guest sees an
-// ordinary disconnected call, as when the client goes away.
+// ordinary disconnected call, as when the client goes away. A frame's
+// session also ends its websocket then (frameticket.go).
 //
 // The wrapping is done where the params pass through guardedSession, in
 // their own message before the guest's sandbox reads them: it replaces
@@ -40,6 +41,14 @@ func (h *guardedSession) access(ctx context.Context) error {
 	return h.share.check(ctx)
 }
 
+// lost ends the websocket of a frame's session whose guard failed with
+// err, if err says the session is gone for good (frameticket.go).
+func (h *guardedSession) lost(err error) {
+	if h.save != nil && capnp.IsDisconnected(err) {
+		h.save.frame.sessionLost(err)
+	}
+}
+
 // guardPassed guards the capabilities from index from on of the cap table
 // of msg, the params of a call about to go to the session.
 func (h *guardedSession) guardPassed(msg *capnp.Message, from int) {
@@ -56,6 +65,7 @@ func (h *guardedSession) guardPassed(msg *capnp.Message, from int) {
 		guarded, r := revocable.NewWith(c, revocable.Options{
 			Around: func(ctx context.Context, _ capnp.Method, forward func(context.Context) error) error {
 				if err := h.access(ctx); err != nil {
+					h.lost(err)
 					r.Revoke(err)
 					return err
 				}

@@ -85,14 +85,14 @@ func (g *gadgetCap) Save(ctx context.Context, call persistent.Persistent_save) e
 type sessionSaver struct {
 	g    *gadgetCap
 	role store.Role
-	// frame: the session of a gadget's frame (frameticket.go). Its token
-	// would let the blueprint's author open sessions as the user, later,
-	// from anywhere.
-	frame bool
+	// frame: the session of a gadget's frame (frameticket.go), nil for
+	// any other. Its token would let the blueprint's author open sessions
+	// as the user, later, from anywhere.
+	frame *frameLink
 }
 
 func (sv *sessionSaver) Save(ctx context.Context, call persistent.Persistent_save) error {
-	if sv.frame {
+	if sv.frame != nil {
 		return errString("save: a gadget frame's session cannot be saved")
 	}
 	return sv.g.save(ctx, call, store.SavedSession, sv.role)
@@ -170,7 +170,7 @@ func (g *gateway) Restore(ctx context.Context, call schema.Gateway_restore) erro
 	case store.SavedGadget:
 		c = capnp.Client(gc.client())
 	case store.SavedSession:
-		if c, err = gc.session(ctx, call.Go, false); err != nil {
+		if c, err = gc.session(ctx, call.Go, nil); err != nil {
 			return err
 		}
 	default:

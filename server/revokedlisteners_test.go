@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"net"
 	"slices"
 	"testing"
 
+	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/internal/capserver"
 	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/internal/testcounter/countertest"
@@ -111,4 +113,61 @@ func TestTheListenerOfARevokedLinksRedeemerHearsNothingMore(t *testing.T) {
 			t.Fatalf("revoking the link: %d, %v", n, err)
 		}
 	})
+}
+
+// openFrame opens a session of g the way a gadget's frame in the browser
+// does, through a frame ticket, on a websocket that is here a pipe.
+func (h *harness) openFrame(t *testing.T, g schema.Gadget) (counterpb.Counter, *client.Conn) {
+	t.Helper()
+	f, release := g.FrameTicket(testCtx(t), nil)
+	defer release()
+	res, err := f.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticket, _ := res.Ticket()
+	serverSide, clientSide := net.Pipe()
+	go h.srv.ServeFrameConn(testCtx(t), "pipe", ticket, func() (net.Conn, error) { return serverSide, nil })
+	frame := client.NewConn(clientSide)
+	t.Cleanup(func() { frame.Close() })
+	return counterpb.Counter(frame.Gateway()), frame
+}
+
+// requireClosed waits for the server to close frame's connection.
+func requireClosed(t *testing.T, frame *client.Conn, after string) {
+	t.Helper()
+	select {
+	case <-frame.Done():
+	case <-testCtx(t).Done():
+		t.Fatalf("the frame's websocket is still open %s", after)
+	}
+}
+
+// A frame that only listens learns of the revocation when the gadget next
+// calls its listener: the server closes its websocket.
+func TestARevokedFramesWebsocketClosesWhenTheGadgetNextCallsIt(t *testing.T) {
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	bobs, frame := h.openFrame(t, openGadget(t, ws["bob"], id))
+	l := watchWith(t, bobs)
+	alice := session(t, g)
+	if _, err := countertest.Increment(testCtx(t), alice); err != nil {
+		t.Fatal(err)
+	}
+	if heard := l.heard(); !slices.Equal(heard, []int64{1}) {
+		t.Fatalf("bob's frame heard %v, want [1]", heard)
+	}
+
+	if _, err := unshare(t, g, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := countertest.Increment(testCtx(t), alice); err != nil {
+		t.Fatal(err)
+	}
+	requireClosed(t, frame, "after the gadget's call to its listener failed")
+	if heard := l.heard(); !slices.Equal(heard, []int64{1}) {
+		t.Fatalf("bob's frame heard %v, want [1] alone", heard)
+	}
 }

@@ -78,6 +78,14 @@ func (p *Peer) Authenticated(user string) error {
 	return p.t.Authenticated(user)
 }
 
+// End ends the connection: the peer is told err in an Abort, and the
+// connection closes. It does not wait.
+func (p *Peer) End(err error) {
+	if p != nil {
+		p.t.abort(err)
+	}
+}
+
 // RemoteAddr is the peer's network address.
 func (p *Peer) RemoteAddr() net.Addr { return p.remote }
 
