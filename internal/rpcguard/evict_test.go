@@ -29,6 +29,10 @@ func (g gate) Login(ctx context.Context, call schema.Gateway_login) error {
 	return res.SetWorkspace(schema.Workspace(capnp.ErrorClient(errors.New("a workspace"))))
 }
 
+func (gate) Restore(context.Context, schema.Gateway_restore) error {
+	return capnp.Unimplemented("restore: not part of this test")
+}
+
 // serveGate serves a gate per connection, with at most maxConns of them.
 func serveGate(t *testing.T, maxConns int, lim rpcguard.Limits) (addr string, srv *rpcguard.Server) {
 	t.Helper()

@@ -541,6 +541,10 @@ func (minter) Login(ctx context.Context, call schema.Gateway_login) error {
 	return res.SetWorkspace(schema.Workspace(capnp.ErrorClient(errors.New("a fresh capability"))))
 }
 
+func (minter) Restore(context.Context, schema.Gateway_restore) error {
+	return capnp.Unimplemented("restore: not part of this test")
+}
+
 func serveMinter(t *testing.T, lim rpcguard.Limits) schema.Gateway {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
