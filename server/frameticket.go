@@ -154,6 +154,9 @@ func (ft *frameTickets) remove(t *frameTicket) {
 // as this user with this role, under the token this capability was
 // obtained with (which its guard has just checked).
 func (g *gadgetCap) FrameTicket(ctx context.Context, call schema.Gadget_frameTicket) error {
+	if err := refuseGuest(ctx, "frameTicket"); err != nil {
+		return err
+	}
 	if _, err := g.record(ctx); err != nil {
 		return err
 	}

@@ -75,6 +75,9 @@ func parseSecret(prefix, text string) (secret []byte, ok bool) {
 }
 
 func (g *gadgetCap) CreateLink(ctx context.Context, call schema.Gadget_createLink) error {
+	if err := refuseGuest(ctx, "createLink"); err != nil {
+		return err
+	}
 	args := call.Args()
 	role := args.Role()
 	if role > schema.Role_owner {

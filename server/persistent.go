@@ -24,7 +24,8 @@ package server
 // tokens that outlive the one dropped), a gadget frame's session (its
 // holder is the blueprint's own UI script), and any gadget's guest, on a
 // capability a client passed it (its author could restore it later as that
-// client's user). The host tells a guest's call by its context
+// client's user; refuseGuest, which refuses a frame ticket, a share and a
+// link to a guest too). The host tells a guest's call by its context
 // (wasmhost.FromGuest), so only a call from a client's connection saves.
 //
 // Restoring is not rate limited, as redeeming a link is not (links.go):
@@ -61,10 +62,20 @@ const (
 // gone. Disconnected: the capability is gone for good.
 var errSavedDropped = capnp.Disconnected("the saved token this capability was restored from was dropped, or its saver lost access")
 
-// errSaveFromGuest refuses a save a gadget's guest asks for, on a
-// capability a client handed it: the token would let the gadget's author
-// restore it later, as that client's user.
-var errSaveFromGuest = errors.New("save: a gadget cannot save capabilities; only a client can save one it holds")
+// refuseGuest fails a call a gadget's guest makes (wasmhost.FromGuest) to
+// turn a Gadget capability, or a session, a client handed it into a
+// credential that outlives the capability: a saved token, a frame ticket,
+// a share or a link. The gadget's author could use it later, from
+// anywhere, as that client's user (an outside tester's session of another
+// user's gadget, by a frame ticket the guest asked for). What the
+// capability itself can do stays the guest's while it holds it: that is
+// what handing it over means. nil for a client's call.
+func refuseGuest(ctx context.Context, method string) error {
+	if !wasmhost.FromGuest(ctx) {
+		return nil
+	}
+	return fmt.Errorf("%s: a gadget cannot make a lasting credential (a saved token, a frame ticket, a share, a link) from a capability it holds; only a client can", method)
+}
 
 // WithMaxSavedPerUser bounds the tokens one user may have saved
 // (Persistent.save); past it save fails with an error naming the limit
@@ -105,9 +116,10 @@ func (sv *sessionSaver) client() capnp.Client {
 // save keeps a token restoring kind of g's gadget for g's user at role,
 // and answers with it.
 func (g *gadgetCap) save(ctx context.Context, call persistent.Persistent_save, kind store.SavedKind, role store.Role) error {
+	if err := refuseGuest(ctx, "save"); err != nil {
+		return err
+	}
 	switch {
-	case wasmhost.FromGuest(ctx):
-		return errSaveFromGuest
 	case call.Args().HasSealFor():
 		return errString("save: sealFor is not supported; leave it null")
 	case g.cred != nil && g.cred.saved != "":

@@ -499,19 +499,23 @@ func TestAFramesSessionCannotBeSaved(t *testing.T) {
 	}
 }
 
-// TestAGuestCannotSaveACapabilityItIsHanded: bob hands a gadget's guest his
-// session of alice's gadget, and the gadget itself; a token the guest got
-// would let the guest's author restore either later, as bob. Only a call
-// from a client's connection saves.
-func TestAGuestCannotSaveACapabilityItIsHanded(t *testing.T) {
+// TestAGuestCannotMintACredentialFromACapabilityItIsHanded: bob hands a
+// gadget's guest his session and his Gadget capability of alice's gadget.
+// The guest cannot turn them into anything that outlives them: save, a
+// frame ticket, a link or a share are each refused, and bob, a client, may
+// do each himself. (An outside tester's guest saved both; after save was
+// refused, it took a frame ticket and opened a session of alice's gadget as
+// bob, from its author's browser, after bob had let go.)
+func TestAGuestCannotMintACredentialFromACapabilityItIsHanded(t *testing.T) {
 	h := startWithDelegate(t)
-	ws := h.users(t, "alice", "bob")
+	ws := h.users(t, "alice", "bob", "carol")
 	g, id := create(t, ws["alice"], "counter")
 	mustShare(t, g, "bob", schema.Role_editor)
 	bobs := openGadget(t, ws["bob"], id)
 	handed := map[string]capnp.Client{"bob's session": capnpClient(session(t, bobs)), "bob's gadget": capnp.Client(bobs)}
 	delegate, _ := create(t, ws["bob"], "delegate")
 	guest, _ := openDelegate(t, delegate)
+	const refusal = "a gadget cannot make a lasting credential"
 
 	for name, c := range handed {
 		f, release := guest.Save(testCtx(t), func(p delegatepb.Delegate_save_Params) error { return p.SetCap(c.AddRef()) })
@@ -519,18 +523,58 @@ func TestAGuestCannotSaveACapabilityItIsHanded(t *testing.T) {
 		if err == nil {
 			token, _ := res.Token()
 			t.Errorf("the guest saved %s: token %q", name, token)
-		} else if !strings.Contains(err.Error(), "a gadget cannot save capabilities") {
+		} else if !strings.Contains(err.Error(), refusal) {
 			t.Errorf("the guest saving %s: %v, want the refusal", name, err)
 		}
 		release()
 	}
+	for _, how := range []string{"frameTicket", "createLink", "share"} {
+		f, release := guest.Mint(testCtx(t), func(p delegatepb.Delegate_mint_Params) error {
+			if err := p.SetGadget(capnp.Client(bobs).AddRef()); err != nil {
+				return err
+			}
+			return p.SetHow(how)
+		})
+		res, err := f.Struct()
+		if err == nil {
+			got, _ := res.Credential()
+			t.Errorf("the guest's %s on bob's gadget gave %q", how, got)
+		} else if !strings.Contains(err.Error(), refusal) {
+			t.Errorf("the guest's %s on bob's gadget: %v, want the refusal", how, err)
+		}
+		release()
+	}
+
 	if got := savedIDs(t, ws["bob"]); len(got) != 0 {
 		t.Fatalf("bob has saved tokens %q", got)
+	}
+	sf, release := g.Shares(testCtx(t), nil)
+	defer release()
+	lf, release := g.Links(testCtx(t), nil)
+	defer release()
+	shares, err := sf.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, err := lf.Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := shares.Shares(); list.Len() != 1 {
+		t.Fatalf("alice's gadget has %d shares, want bob's alone", list.Len())
+	}
+	if list, _ := links.Links(); list.Len() != 0 {
+		t.Fatalf("alice's gadget has %d links, want none", list.Len())
 	}
 	for name, c := range handed {
 		if _, err := save(t, c); err != nil {
 			t.Fatalf("bob saving %s himself: %v", name, err)
 		}
+	}
+	tf, release := bobs.FrameTicket(testCtx(t), nil)
+	defer release()
+	if _, err := tf.Struct(); err != nil {
+		t.Fatalf("bob's own frame ticket: %v", err)
 	}
 }
 

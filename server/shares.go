@@ -134,6 +134,9 @@ func (g *gadgetCap) shareCheckFor(a store.GadgetAccess) *shareCheck {
 func errNoUser(name string) error { return fmt.Errorf("no user named %q", name) }
 
 func (g *gadgetCap) Share(ctx context.Context, call schema.Gadget_share) error {
+	if err := refuseGuest(ctx, "share"); err != nil {
+		return err
+	}
 	name, err := call.Args().User()
 	if err != nil {
 		return err

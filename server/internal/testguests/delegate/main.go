@@ -4,9 +4,9 @@
 // the first is inside a call that will fail (server's
 // TestADelegatedStorageUsedByAnotherGadgetIsNotPartOfTheRunningCall). Each
 // session keeps its SessionContext, which present asks on behalf of every
-// session (server's presence tests). Its save tries to keep, as a token,
-// a capability a client hands it (server's
-// TestAGuestCannotSaveACapabilityItIsHanded).
+// session (server's presence tests). Its save and mint try to keep, as a
+// lasting credential, a capability a client hands it (server's
+// TestAGuestCannotMintACredentialFromACapabilityItIsHanded).
 package main
 
 import (
@@ -159,6 +159,51 @@ func (*session) Save(ctx context.Context, call delegatepb.Delegate_save) error {
 		return err
 	}
 	return out.SetToken(ref.Text())
+}
+
+func (*session) Mint(ctx context.Context, call delegatepb.Delegate_mint) error {
+	how, err := call.Args().How()
+	if err != nil {
+		return err
+	}
+	g := schema.Gadget(call.Args().Gadget())
+	var credential string
+	switch how {
+	case "frameTicket":
+		res, release, err := g.FrameTicketSync(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer release()
+		credential, err = res.Ticket()
+		if err != nil {
+			return err
+		}
+	case "createLink":
+		res, release, err := g.CreateLinkSync(ctx, func(p schema.Gadget_createLink_Params) error { return p.SetLabel("minted") })
+		if err != nil {
+			return err
+		}
+		defer release()
+		credential, err = res.Secret()
+		if err != nil {
+			return err
+		}
+	case "share":
+		_, release, err := g.ShareSync(ctx, func(p schema.Gadget_share_Params) error { return p.SetUser("carol") })
+		if err != nil {
+			return err
+		}
+		release()
+		credential = "shared"
+	default:
+		return fmt.Errorf("mint: unknown how %q", how)
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetCredential(credential)
 }
 
 func get(ctx context.Context, st schema.Storage, key string) ([]byte, bool, error) {

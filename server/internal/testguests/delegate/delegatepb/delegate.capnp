@@ -1,7 +1,7 @@
 # The session of the delegate test guest (server/internal/testguests/delegate):
 # a gadget that hands out its Storage, uses a Storage it is handed, asks the
-# contexts of all its sessions who is present, and tries to save what it is
-# handed.
+# contexts of all its sessions who is present, and tries to keep, as a
+# lasting credential, a capability it is handed.
 
 @0x894307343cbc1002;
 
@@ -33,4 +33,10 @@ interface Delegate {
   # Calls Persistent.save on the capability it is handed (a session or
   # Gadget of another gadget, say) and answers the token, or fails with
   # save's error: what a hostile guest would keep for its author.
+
+  mint @5 (gadget :Capability, how :Text) -> (credential :Text);
+  # Tries to turn the Gadget capability it is handed into a credential its
+  # author could use later: how is "frameTicket" (a ticket), "createLink"
+  # (a viewer link's secret) or "share" (a viewer share with user "carol",
+  # answered as "shared"). Answers what it got, or fails with the error.
 }

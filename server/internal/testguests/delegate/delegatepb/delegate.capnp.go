@@ -116,6 +116,26 @@ func (c Delegate) Save(ctx context.Context, params func(Delegate_save_Params) er
 
 }
 
+func (c Delegate) Mint(ctx context.Context, params func(Delegate_mint_Params) error) (Delegate_mint_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x96086e2f6e8fc178,
+			MethodID:      5,
+			InterfaceName: "delegate.capnp:Delegate",
+			MethodName:    "mint",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 2}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Delegate_mint_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Delegate_mint_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Delegate) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -198,6 +218,8 @@ type Delegate_Server interface {
 	Present(context.Context, Delegate_present) error
 
 	Save(context.Context, Delegate_save) error
+
+	Mint(context.Context, Delegate_mint) error
 }
 
 // Delegate_NewServer creates a new Server from an implementation of Delegate_Server.
@@ -216,7 +238,7 @@ func Delegate_ServerToClient(s Delegate_Server) Delegate {
 // This can be used to create a more complicated Server.
 func Delegate_Methods(methods []server.Method, s Delegate_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 5)
+		methods = make([]server.Method, 0, 6)
 	}
 
 	methods = append(methods, server.Method{
@@ -276,6 +298,18 @@ func Delegate_Methods(methods []server.Method, s Delegate_Server) []server.Metho
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Save(ctx, Delegate_save{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0x96086e2f6e8fc178,
+			MethodID:      5,
+			InterfaceName: "delegate.capnp:Delegate",
+			MethodName:    "mint",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Mint(ctx, Delegate_mint{call})
 		},
 	})
 
@@ -365,6 +399,23 @@ func (c Delegate_save) Args() Delegate_save_Params {
 func (c Delegate_save) AllocResults() (Delegate_save_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
 	return Delegate_save_Results(r), err
+}
+
+// Delegate_mint holds the state for a server call to Delegate.mint.
+// See server.Call for documentation.
+type Delegate_mint struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Delegate_mint) Args() Delegate_mint_Params {
+	return Delegate_mint_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Delegate_mint) AllocResults() (Delegate_mint_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_mint_Results(r), err
 }
 
 // Delegate_List is a list of Delegate.
@@ -1250,55 +1301,247 @@ func (f Delegate_save_Results_Future) Struct() (Delegate_save_Results, error) {
 	return Delegate_save_Results(p.Struct()), err
 }
 
-const schema_894307343cbc1002 = "x\xda\x8cROh\x1cU\x18\xff~\xef\xbdq\x16\xec" +
-	"v\xfb\xb2\xbbP\x02\xba\xb0,h\x0b\xb6\xb1M\x0f\x86" +
-	"\xc5l\xb7EA\x09\xee\x0b**=8$\xcfd\xed" +
-	"\xecd\x9d?Mz\x08\x8b\x84 \xc5\x83\x14Az\xd1" +
-	"\x9b\x1e\xc4\x93\xe0\xa1 \xf8\x07\xa4\xf5\xa0x\xb1xQ" +
-	"\x91\x0aED\x8c\x87\x889\x84\x917\xd9\x99\x8ca\xb3" +
-	"x\x9cy\xbf\xef\xf7}\xbf?S\x7f\xa3%\x1e-\x9e" +
-	"\xb6\x88\xa9\xa6u_\xbc\xf6\xc5[\xdei\xaf\xf0\x0e\xc9" +
-	"\x12\x8f\xd9\xb1O\x9b\xd3\xf6\x85kD(\xaf\xb3/\xcb" +
-	"\x9b\xcc&:\xfb:{\x12\xe59n\x13\xc5\x17\xden" +
-	"\xbeW\xbd\xdf\x7f\x97\xd4q\x80\xc82?\xcf\x9e\xe3\xaf" +
-	"\x82P>\xcf\xef\x11\xe2\xbb\x9f\xff\xb5\xb6\xf5\xcb\x8d\xf7" +
-	"I\x1e7\x00\x18@U\xb4\x0d\xe0\x011K\x88/\xfe" +
-	"Y\xfe\xf6\x93\x7f\xee}\x90\x07\xcc\x89\xba\x01<\x97\x00" +
-	">|\xe8\xe7\xdd\x97.\xf5n\xee\x01\x84y\x8f\x84\x0f" +
-	"\x12\xf1\xaf\x0fZw\xd7\xdf\xbc~3\xdd\x9e\xcc:{" +
-	"\xb3]\xb1J\x88\x07\xdfm\xbc\xb1\xb1\xb0\xf1Y\x9e\xfc" +
-	"\xab\xbd\xed\xdf$\xe4?\xdd\x11/L\x7f\xdd\xbc\x9d\x07" +
-	"\xfc!N\x1a\xc0v\x02\xb8\xf5\xfb\xb5\x9d\x1b\xdf\xdf\xba" +
-	"\x9d\xdb^\xb5f\xcc\xf6\xea\xe4\xc7\xdb\x13\xcfl\xfd0" +
-	"\x1cM\x9ev\xc5\xa4\x19\xb5,#}}\xf3\xf1;\x1f" +
-	"=\xb6\xf3[n\xf4G3:\x15/jW/9\xa1" +
-	"f\xa7\x16\x9c\xbe\xd7\x9f\xb98\xfc\xa6\x0e\xa0*\xdc\"" +
-	"\xca\x86\x91J\x90\xd7\xdb\xc4\xe4\xa6\x0dd\xae#\xb5F" +
-	"^\xf5\x89\xc9\xd7l\xb0\xec*\xa4\xe6H]'&_" +
-	"\xb4\xc13-HC\x91s\x86\xf3\xbc\x0d\x91\xc5\x80\xd4" +
-	"\x11y\xee$1y\xc2\x1e\x04\xe1\x8a\xef,\xe9\x16\xe2" +
-	"U\xbf\x1b\xeag\x975\xd5\xbc'\x9c\xae\xdb\x82\x1d\x05" +
-	"\xba\x85A\xdf\xd7\x81\xf6\xc2\x16J\x81sE\xb7\xd0\x01" +
-	"2\x89\xe2\x80\xc4S)IB\xd1\xe88%\xdf\xe9\x05" +
-	"\xea\x18\x17D\x02D\xd2\xa9\x13\xa9K\x1cj\x99A\x02" +
-	"\x15\x93\xac\xd4g\x88\xd4\xcb\x1c\xcae\x90\x8cU\xc0\x88" +
-	"d\xd7\xfc\\\xe4P}\x06\xf0\x0a8\x91\xecM\x12\xa9" +
-	"e\x0e\x152\xd8\x97\xf5U\x1c!\x86#\x84\xda\x15\xc7" +
-	"\x8d4\x8a\xc4P$\xd4\"/\xec\xba\xe9\x1b\xef\x05(" +
-	"\x10C\x81\xc6\x9c=\xd4\xd8\x98\xd7A\xe4\x86\x01)\x91" +
-	"]\\l\x13\xa9\x02\x87j0\x0c\x1c/X\xd5~\x80" +
-	"\xa3\x84\x0eG\xb2\xe2h\x8e\x97\x1f\xe45\x8e5:\x8e" +
-	"o\x1b\x17r\x9c\xf5!g\x85\xc1^p\xfa\x98\x10\x9c" +
-	"\x80\x09\xfa\xdf\xce\xce\xebZr\xe9\xe1\xab\xa3@'r" +
-	"l7\x0cT![}\xc2\xd8\xda\xe0PS\x0c\xa9\xff" +
-	"\x8f\x98\x7f\x0fs\xa8iv\xd0\xcaWV\"o\x11 " +
-	"\x06\x8c;n\xd8\xa2\xb1\xfeU\x18\xd2\xb6\x8d\xd0;\xda" +
-	"\xbay\x1d\x94\x0ca\x9e\xef\xcc>_-\\\xb9\xac\xbd" +
-	"4\xe9\xc3\xb9\xd2xg;\x8e\xe9\xe3x\xd3\x0c\x86\xff" +
-	"\xb7\xb4\xedQ\xa5\xad\x8f*\xed\xcc~i%O[\xfb" +
-	"\x14\x91r9\xd4\xda(\x07\xec%\x1d\xa6\x0af\xfbQ" +
-	"\xf8\xf4~\xad\xe3~\x14>o\xe2 \xa24\x911\x86" +
-	"\x0d3\x18\x8a\xfc7\x00\x00\xff\xff6\x08\x8cn"
+type Delegate_mint_Params capnp.Struct
+
+// Delegate_mint_Params_TypeID is the unique identifier for the type Delegate_mint_Params.
+const Delegate_mint_Params_TypeID = 0xb213fc294e00fe3a
+
+func NewDelegate_mint_Params(s *capnp.Segment) (Delegate_mint_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2})
+	return Delegate_mint_Params(st), err
+}
+
+func NewRootDelegate_mint_Params(s *capnp.Segment) (Delegate_mint_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2})
+	return Delegate_mint_Params(st), err
+}
+
+func ReadRootDelegate_mint_Params(msg *capnp.Message) (Delegate_mint_Params, error) {
+	root, err := msg.Root()
+	return Delegate_mint_Params(root.Struct()), err
+}
+
+func (s Delegate_mint_Params) String() string {
+	str, _ := text.Marshal(0xb213fc294e00fe3a, capnp.Struct(s))
+	return str
+}
+
+func (s Delegate_mint_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Delegate_mint_Params) DecodeFromPtr(p capnp.Ptr) Delegate_mint_Params {
+	return Delegate_mint_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Delegate_mint_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Delegate_mint_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Delegate_mint_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Delegate_mint_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Delegate_mint_Params) Gadget() capnp.Client {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return p.Interface().Client()
+}
+
+func (s Delegate_mint_Params) HasGadget() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Delegate_mint_Params) SetGadget(c capnp.Client) error {
+	if !c.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(c))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+func (s Delegate_mint_Params) How() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s Delegate_mint_Params) HasHow() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s Delegate_mint_Params) HowBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s Delegate_mint_Params) SetHow(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
+
+// Delegate_mint_Params_List is a list of Delegate_mint_Params.
+type Delegate_mint_Params_List = capnp.StructList[Delegate_mint_Params]
+
+// NewDelegate_mint_Params creates a new list of Delegate_mint_Params.
+func NewDelegate_mint_Params_List(s *capnp.Segment, sz int32) (Delegate_mint_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2}, sz)
+	return capnp.StructList[Delegate_mint_Params](l), err
+}
+
+// Delegate_mint_Params_Future is a wrapper for a Delegate_mint_Params promised by a client call.
+type Delegate_mint_Params_Future struct{ *capnp.Future }
+
+func (f Delegate_mint_Params_Future) Struct() (Delegate_mint_Params, error) {
+	p, err := f.Future.Ptr()
+	return Delegate_mint_Params(p.Struct()), err
+}
+func (p Delegate_mint_Params_Future) Gadget() capnp.Client {
+	return p.Future.Field(0, nil).Client()
+}
+
+type Delegate_mint_Results capnp.Struct
+
+// Delegate_mint_Results_TypeID is the unique identifier for the type Delegate_mint_Results.
+const Delegate_mint_Results_TypeID = 0xdf5e0746a1c4185c
+
+func NewDelegate_mint_Results(s *capnp.Segment) (Delegate_mint_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_mint_Results(st), err
+}
+
+func NewRootDelegate_mint_Results(s *capnp.Segment) (Delegate_mint_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Delegate_mint_Results(st), err
+}
+
+func ReadRootDelegate_mint_Results(msg *capnp.Message) (Delegate_mint_Results, error) {
+	root, err := msg.Root()
+	return Delegate_mint_Results(root.Struct()), err
+}
+
+func (s Delegate_mint_Results) String() string {
+	str, _ := text.Marshal(0xdf5e0746a1c4185c, capnp.Struct(s))
+	return str
+}
+
+func (s Delegate_mint_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Delegate_mint_Results) DecodeFromPtr(p capnp.Ptr) Delegate_mint_Results {
+	return Delegate_mint_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Delegate_mint_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Delegate_mint_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Delegate_mint_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Delegate_mint_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Delegate_mint_Results) Credential() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Delegate_mint_Results) HasCredential() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Delegate_mint_Results) CredentialBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Delegate_mint_Results) SetCredential(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+// Delegate_mint_Results_List is a list of Delegate_mint_Results.
+type Delegate_mint_Results_List = capnp.StructList[Delegate_mint_Results]
+
+// NewDelegate_mint_Results creates a new list of Delegate_mint_Results.
+func NewDelegate_mint_Results_List(s *capnp.Segment, sz int32) (Delegate_mint_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Delegate_mint_Results](l), err
+}
+
+// Delegate_mint_Results_Future is a wrapper for a Delegate_mint_Results promised by a client call.
+type Delegate_mint_Results_Future struct{ *capnp.Future }
+
+func (f Delegate_mint_Results_Future) Struct() (Delegate_mint_Results, error) {
+	p, err := f.Future.Ptr()
+	return Delegate_mint_Results(p.Struct()), err
+}
+
+const schema_894307343cbc1002 = "x\xda\x8cSAh\x1cU\x18\xfe\xbf\xf7f2\x0b&" +
+	"\xdd\xbe\xec\x16\x96\x1c\\X\x16\xb4\x05k\x9a\xe6\xe2\x12" +
+	"\xcd\x92\xc6\x82\x8a\xba/\xa8h\x09\xe2\x90}&kg" +
+	"'\xcb\xccl\x93\x1eJ\x0e\xa1\x94\xe2A\x8a(\xf5P" +
+	"\xc1C\x05\xc5K\x0b=\x14\x04\x8d\x08m\x0f\x15=\xa4" +
+	"\xd8\x83\x86R\xa1\x14\x11\xeb\xa1`\xd0:\xf2&;\xb3" +
+	"\xd34\xdd\xe68\xf3\x7f\xff\xf7\xbe\xff\xfb\xfe\x7f\xb8\xc6" +
+	"\xaa\xc6\xbe\x815\x93\x98\x9c4\xfb\xc2\xc5\x95\x0f\xdc\xa7" +
+	"\xdd\xcc\xc7$\xb2<d;\xbf\x1e\x1b\xb5\x0e\x9c$B" +
+	"n\x95}\x97\xfb\x85YD\xfb\xaf\xb3\x13\xc8]\xe5\x16" +
+	"Qx\xe0\xc3\xb1Ow=\xe6\x9d!Y\x00\x88L\xfd" +
+	"s\xff\x05\xfe\x1e\x08\xb9\x15~\x8b\x10\xde\xfc\xf6\xaf\xc5" +
+	";7N\x9f%Q\xd0\x00h\xc0G\xc6\x84\x06\x9c1" +
+	"\xc6\x09\xe1\xe4\x9f\xb9\x1f.\xfc}\xeb\xf34\xe0\xaaQ" +
+	"\xd2\x80U\x0d\xf8\xa7\xf2\xdf+\xbb\xff\xcd\x9d\xdf(G" +
+	"\x02\xeen\x94\xef\x19\x0b\x84\xf0\xcb'\xd6\xee\x1d\x9an" +
+	"^\xdc\xe87t\xfd-\xd3\x03\x19\xe1o\x8f\x9b7\x8f" +
+	"\xbd\x7f\xeab,.\xa2~\xde\x8cz_6u\xef\xd2" +
+	"\x8f\xcb'\x96g\x96\xbfI\xbf\xfd\x85\x19\x89;gj" +
+	"q\xbf^3\xde\x1c\xbd2v9\x0d\xf8\xc9\xdc\xa3\x01" +
+	"\xd7#\xc0\xa5\xdfO\xae\x9f^\xbdt9\xf5\xfa\xbaY" +
+	"\xd1\xaf\xef\x1a:\x7fw\xf0\xd5;?wZ\xa3\xd2\x0d" +
+	"sH\xb7\xde6\xb53\xd3\x85\xef?;h\xbd\xbd\x96" +
+	"\xe6^\xe9\x8b\xb8\xaf\xf4i\xeec\xc7\x9f\xbb\xf6\xd53" +
+	"\xeb\xb7S\xdc\x7f\xf4U@\xc3a]9j\xd6\x0e\x14" +
+	"\xdb;c\xb7\xdcVe\xb2\xf3M5@\x16\xb8I\x94" +
+	"4#\x9eQ\x9c\x9b &\xceZ@\x92\x1ab\xef\xc4" +
+	"'\x1e1q\xca\x02Kd#vO\x1c/\x11\x13G" +
+	"-\xf0dX\xc4\xa1\x8a\xa6\xe6\xb4-\x18I\x8c\x88-" +
+	"\x13\xaf\xef!&^\xb0`\xc6\x09\xa6&~V\xd7\xf6" +
+	"YK~0\xef\xd9\xb3\xaa\x8ap\xc1k\x04\xea\xb59" +
+	"EE\xf7\xa0\xddp\xaa\xb0\xda\xbe\xaab\xa9\xe5)_" +
+	"\xb9A\x15Y\xdf>\xa2\xaa\xc86\x1b\xfa\xab\x06$." +
+	"\x18\x9b\\\xd8\x1bsEL\xe5\x9a\x9d\xf5\xec\xa6/w" +
+	"r\x83\xc8\x00\x91\xb0KDr\x9aC\xce1\x08 \xaf" +
+	"\xb7C\xa8\x11\"\xf9\x0e\x87t\x18\x04cy0\"\xd1" +
+	"\xd0?\xeb\x1c\xb2\xc5\x00\x9e\x07'\x12\xcd!\"9\xc7" +
+	"!\x03\x06\xeb\xb0:\x8a~b\xe8'\x14\x8f\xd8N[" +
+	"a\x80\x18\x06\x08\xc5\xb6\x1b4\x9c\xb8\xc6\x9b>2\xc4" +
+	"\x90\xa1\x1e\xb2;\xa3\x96\xa7\x94\xdfv\x02\x9f\xa4\x91(" +
+	"\x1e\x98 \x92\x19\x0eYfX\xb2]\x7fAy>v" +
+	"\x10j\x1c\xd1\x13;R\xbc|3\xaf6\xae\\\xb3=" +
+	"K\xbb\x90\xe2,u8\xf3\x0c\xd6\x8c\xdd\xc2\xa0\xc1\x09" +
+	"\x18\xecE\xa5\xcdO\xa82\x09\xd5\xee\x0a\x91,s\xc8" +
+	"\xe1\x94\xa1Oi\xfe'9\xe4(\xc3\xf8\xac]\x9fU" +
+	"A\xf7\x09kn~!6g\xbbAN\xa9bd\xcc" +
+	"\xc3\xe5\xb5}\x15\xb9g9\xc1}\xf2F\xba\xf2\x12u" +
+	"#]u\x9b\x92{w\xbe\xed\xd6\x01b@/q\x9d" +
+	"\xdd\xed\x19W\x9e!\xde\xf1\xed\xd8\x1b%5\xa5\xfc\xac" +
+	"&L\xf3\x8dt\xf9\x8a\xc1\xfca\xe5>\xe0\x1d\x7f\xd8" +
+	"6\x8d\xd7l\xbd\xfe\xbdM\xd3\x18~\xff\x8dLlu" +
+	"#\xa5\xadn\xa4\xd2\xbd\x11\xc1\xe3#y\x91H:\x1c" +
+	"rq+\x07,\xbd\x0b\x9d\x09\xc6[\xed\xe0\xa5\xee\x15" +
+	"\x85\xadv\xf0\x86\x8e\x83\x88\xe2D\x1e\xb1\x8f[\x19v" +
+	"\x88H\xf6s\xc8\x02C8\xe3\xa9\xbar\x83\x06q\xdb" +
+	"y\xb4oq\xac\x1d\xdf\xfe\x0f\x00\x00\xff\xffl\xb5\xd9" +
+	"@"
 
 func RegisterSchema(reg *schemas.Registry) {
 	reg.Register(&schemas.Schema{
@@ -1308,12 +1551,14 @@ func RegisterSchema(reg *schemas.Registry) {
 			0x9d720b159e3c9343,
 			0xa598e1f078f1c0e3,
 			0xa6e7f8b5ce13ef44,
+			0xb213fc294e00fe3a,
 			0xb96d5c5afddf27aa,
 			0xb9918b7de3051ee4,
 			0xbf8363838783d07f,
 			0xc83cc9345804d6de,
 			0xc8c7d598f989ebc7,
 			0xd8f04f12f5b21a15,
+			0xdf5e0746a1c4185c,
 			0xe9f939acd63e857d,
 		},
 		Compressed: true,

@@ -108,3 +108,23 @@ func (c Delegate) SaveSync(ctx context.Context, params func(Delegate_save_Params
 	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
 	return Delegate_save_Results(res), release, err
 }
+
+// MintSync calls mint and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Delegate) MintSync(ctx context.Context, params func(Delegate_mint_Params) error) (Delegate_mint_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x96086e2f6e8fc178,
+			MethodID:      5,
+			InterfaceName: "delegate.capnp:Delegate",
+			MethodName:    "mint",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 2}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Delegate_mint_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Delegate_mint_Results(res), release, err
+}
