@@ -37,8 +37,11 @@ interface Gateway {
   # more than they hold now: a Gadget capability, or a fresh session on
   # the same gadget. No login is needed: the token is the credential, a
   # bearer secret (`gds_...`) the server keeps only as a keyed hash. It
-  # dies when its saver loses access to the gadget (a share or link above
-  # them revoked, the gadget removed), or drops it (`Workspace.dropSaved`).
+  # dies when its saver loses access to the gadget (the share or link
+  # grant their role came through when saving revoked, even if they hold
+  # the gadget another way; the gadget removed), or drops it
+  # (`Workspace.dropSaved`); revoking the login token it was saved with
+  # does not end it. The connection counts as the saver's from then on.
   # A token that is wrong, dropped or dead fails with the same "invalid
   # token", whichever it is.
 }
@@ -344,8 +347,13 @@ interface Gadget extends(Persistent.Persistent(Text, Text)) {
   #
   # `save` (from Persistent, with `sealFor` null) returns a token
   # (`sturdyRef`) that `Gateway.restore` turns back into this capability;
-  # a session `open` returns answers `save` the same way, its token
-  # restoring a fresh session. Sealing for an owner is not supported.
+  # a session `open` returns answers `save` the same way (the host answers,
+  # never the gadget), its token restoring a fresh session. Sealing for an
+  # owner is not supported. Not saved: a capability restored from a token
+  # (keep that token), a frame's session, and anything a gadget's guest
+  # asks to save. A guest is refused `frameTicket`, `share` and
+  # `createLink` too: none of the four may turn a capability a client
+  # handed a gadget into a credential its author could use later.
 
   info @0 () -> (info :GadgetInfo);
 

@@ -157,8 +157,11 @@ class Gateway$Client {
   * more than they hold now: a Gadget capability, or a fresh session on
   * the same gadget. No login is needed: the token is the credential, a
   * bearer secret (`gds_...`) the server keeps only as a keyed hash. It
-  * dies when its saver loses access to the gadget (a share or link above
-  * them revoked, the gadget removed), or drops it (`Workspace.dropSaved`).
+  * dies when its saver loses access to the gadget (the share or link
+  * grant their role came through when saving revoked, even if they hold
+  * the gadget another way; the gadget removed), or drops it
+  * (`Workspace.dropSaved`); revoking the login token it was saved with
+  * does not end it. The connection counts as the saver's from then on.
   * A token that is wrong, dropped or dead fails with the same "invalid
   * token", whichever it is.
   *
