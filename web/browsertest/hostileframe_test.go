@@ -168,7 +168,7 @@ func floodTheShell(t *testing.T, ui string) []panelState {
 	defer cancel()
 	if err := chromedp.Do(ctx,
 		chromedp.Click(`#gadget-list li button.open`, chromedp.NodeVisible), // the first gadget: quiet
-		chromedp.WaitVisible(`.open-gadget[data-id] h2`),
+		chromedp.WaitVisible(`.open-gadget[data-id] .gadget-head h2`),       // not the share dialog's, hidden until opened
 	); err != nil {
 		t.Fatalf("clicking the quiet gadget during the flood: no answer within %v (%v)", responsive, err)
 	}
