@@ -2,9 +2,7 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -585,7 +583,7 @@ func TestAGuestCannotMintACredentialFromACapabilityItIsHanded(t *testing.T) {
 // without reaching the guest. (It ran, after the drop or revocation had
 // returned: only a share was checked again at the queue.)
 func TestACallQueuedBeforeItsTokenEndsNeverReachesTheGuest(t *testing.T) {
-	// A call may run as long as the longest hold below.
+	// A call may run as long as the longest hold (queuedWhenAccessEnds).
 	h := start(t, t.TempDir(), server.WithWasmOptions(wasmhost.WithCallTimeout(2*time.Minute)))
 	installHostile(t, h)
 	ws := h.login(t, h.token("alice"))
@@ -618,60 +616,13 @@ func TestACallQueuedBeforeItsTokenEndsNeverReachesTheGuest(t *testing.T) {
 	}
 	for _, end := range ends {
 		t.Run(end.name, func(t *testing.T) {
-			// On a machine too busy for the call to be queued and the
-			// token ended within the hold, the hold ends first, proving
-			// nothing, and the test tries again with a longer one.
-			for _, hold := range []time.Duration{5 * time.Second, 20 * time.Second, time.Minute} {
+			queuedWhenAccessEnds(t, func(t *testing.T) (schema.Gadget, schema.Storage, func(*testing.T)) {
 				g, id := create(t, ws, "hostile")
 				victim, endToken := end.victim(t, g, id)
-				if endBehindAHold(t, g, victim, endToken, hold) {
-					return
-				}
-				t.Logf("the %v hold ended before the token did; trying a longer one", hold)
-			}
-			t.Fatal("even a one-minute hold ended before the token did")
+				return g, victim, endToken
+			})
 		})
 	}
-}
-
-// endBehindAHold queues a call of victim, a session of g, behind a call
-// that holds g for hold, then ends victim's token; it reports false if the
-// hold ended too soon to prove anything.
-func endBehindAHold(t *testing.T, g schema.Gadget, victim schema.Storage, endToken func(*testing.T), hold time.Duration) bool {
-	if _, err := command(testCtx(t), victim, "ok"); err != nil { // resolved: the next call is not pipelined
-		t.Fatal(err)
-	}
-	held := make(chan error, 1)
-	go func() {
-		_, err := command(context.Background(), openHostile(t, g), fmt.Sprintf("sleep:%d", hold.Milliseconds()))
-		held <- err
-	}()
-	waitGuestLog(t, g, "sleep: started", 1)
-	type answer struct {
-		who string
-		err error
-	}
-	queued := make(chan answer, 1)
-	go func() {
-		who, err := command(testCtx(t), victim, "whoami")
-		queued <- answer{who, err}
-	}()
-	// Time for the call to pass the session's checks and reach the queue:
-	// what is proved is that a queued call is refused, not an unsent one.
-	time.Sleep(300 * time.Millisecond)
-	endToken(t)
-	select {
-	case <-held:
-		return false
-	default:
-	}
-	if a := <-queued; !capnp.IsDisconnected(a.err) || a.who != "" {
-		t.Fatalf("the call queued before the token ended: %q, %v; want disconnected, the guest never reached", a.who, a.err)
-	}
-	if err := <-held; err != nil {
-		t.Fatalf("the call that held the gadget: %v", err)
-	}
-	return true
 }
 
 // TestDeadSavedTokensNeitherCountNorList: bob saves to his bound; alice

@@ -466,29 +466,44 @@ func TestOnlyTheCreatorBindsUnbindsOrAutoApprovesGatekeepers(t *testing.T) {
 // guest. (It ran, after the unshare had returned: the share was checked
 // only when the call arrived.)
 func TestACallQueuedBeforeAnUnshareNeverReachesTheGuest(t *testing.T) {
-	// A call may run as long as the longest hold below.
+	// A call may run as long as the longest hold (queuedWhenAccessEnds).
 	h := start(t, t.TempDir(), server.WithWasmOptions(wasmhost.WithCallTimeout(2*time.Minute)))
 	installHostile(t, h)
 	ws := h.users(t, "alice", "bob")
-	// On a machine too busy for the call to be queued and the share
-	// revoked within the hold, the hold ends first, proving nothing, and
-	// the test tries again with a longer one.
-	for _, hold := range []time.Duration{5 * time.Second, 20 * time.Second, time.Minute} {
-		if unshareBehindAHold(t, ws, hold) {
-			return
+	queuedWhenAccessEnds(t, func(t *testing.T) (schema.Gadget, schema.Storage, func(*testing.T)) {
+		g, id := create(t, ws["alice"], "hostile")
+		mustShare(t, g, "bob", schema.Role_editor)
+		return g, openSession(t, ws["bob"], id), func(t *testing.T) {
+			if n, err := unshare(t, g, "bob"); err != nil || n != 1 {
+				t.Fatalf("unshare bob: %d, %v", n, err)
+			}
 		}
-		t.Logf("the %v hold ended before the share was revoked; trying a longer one", hold)
-	}
-	t.Fatal("even a one-minute hold ended before the share was revoked")
+	})
 }
 
-// unshareBehindAHold runs the test on a fresh gadget with the given hold,
-// and reports false if the hold ended too soon to prove anything.
-func unshareBehindAHold(t *testing.T, ws map[string]schema.Workspace, hold time.Duration) bool {
-	g, id := create(t, ws["alice"], "hostile")
-	mustShare(t, g, "bob", schema.Role_editor)
-	bobs := openSession(t, ws["bob"], id)
-	if _, err := command(testCtx(t), bobs, "ok"); err != nil { // resolved: the next call is not pipelined
+// queuedWhenAccessEnds proves that a session's call queued behind a slow
+// one when the session's access ends fails, disconnected, without reaching
+// the guest. fresh makes a gadget of the hostile blueprint, the victim, a
+// session of it, and what ends the victim's access. On a machine too busy
+// for the call to be queued and the access ended within the hold, the hold
+// ends first, proving nothing, and it tries again with a longer one.
+func queuedWhenAccessEnds(t *testing.T, fresh func(*testing.T) (g schema.Gadget, victim schema.Storage, end func(*testing.T))) {
+	t.Helper()
+	for _, hold := range []time.Duration{5 * time.Second, 20 * time.Second, time.Minute} {
+		g, victim, end := fresh(t)
+		if endBehindAHold(t, g, victim, end, hold) {
+			return
+		}
+		t.Logf("the %v hold ended before the access did; trying a longer one", hold)
+	}
+	t.Fatal("even a one-minute hold ended before the access did")
+}
+
+// endBehindAHold queues a call of victim, a session of g, behind a call
+// that holds g for hold, then ends victim's access; it reports false if
+// the hold ended too soon to prove anything.
+func endBehindAHold(t *testing.T, g schema.Gadget, victim schema.Storage, end func(*testing.T), hold time.Duration) bool {
+	if _, err := command(testCtx(t), victim, "ok"); err != nil { // resolved: the next call is not pipelined
 		t.Fatal(err)
 	}
 	held := make(chan error, 1)
@@ -503,22 +518,20 @@ func unshareBehindAHold(t *testing.T, ws map[string]schema.Workspace, hold time.
 	}
 	queued := make(chan answer, 1)
 	go func() {
-		who, err := command(testCtx(t), bobs, "whoami")
+		who, err := command(testCtx(t), victim, "whoami")
 		queued <- answer{who, err}
 	}()
-	// Time for bob's call to pass the share check and reach the queue:
+	// Time for the call to pass the session's checks and reach the queue:
 	// what is proved is that a queued call is refused, not an unsent one.
 	time.Sleep(300 * time.Millisecond)
-	if n, err := unshare(t, g, "bob"); err != nil || n != 1 {
-		t.Fatalf("unshare bob: %d, %v", n, err)
-	}
+	end(t)
 	select {
 	case <-held:
 		return false
 	default:
 	}
 	if a := <-queued; !capnp.IsDisconnected(a.err) || a.who != "" {
-		t.Fatalf("bob's call, queued before the unshare: %q, %v; want disconnected, the guest never reached", a.who, a.err)
+		t.Fatalf("the call queued before the access ended: %q, %v; want disconnected, the guest never reached", a.who, a.err)
 	}
 	if err := <-held; err != nil {
 		t.Fatalf("the call that held the gadget: %v", err)
