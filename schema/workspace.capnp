@@ -537,7 +537,10 @@ struct GadgetInfo {
   permissions @9 :List(PermissionDef);
   roles @10 :List(RoleDef);
   # What the gadget's own blueprint version declares (Blueprint.permissions
-  # and .roles), so whoever shares it can say what each role may do.
+  # and .roles), so whoever shares it can say what each role may do. In
+  # the answers about one gadget (Gadget.info, Workspace.create and
+  # .redeem); empty in Workspace.gadgets, whose answer stays small however
+  # many gadgets others share with a user.
 }
 
 struct LogLine {

@@ -57,7 +57,10 @@ func (g *gadgetCap) Info(ctx context.Context, call schema.Gadget_info) error {
 		return err
 	}
 	names := userNames{s: g.s}
-	return fillGadgetInfo(ctx, info, a, &names)
+	if err := fillGadgetInfo(ctx, info, a, &names); err != nil {
+		return err
+	}
+	return g.s.fillDeclarations(ctx, info, a.Gadget)
 }
 
 // Open asks the guest for a session and answers with it once the guest has.

@@ -253,6 +253,9 @@ func (w *workspace) Redeem(ctx context.Context, call schema.Workspace_redeem) er
 	if err := fillGadgetInfo(ctx, info, a, w.names()); err != nil {
 		return err
 	}
+	if err := w.s.fillDeclarations(ctx, info, a.Gadget); err != nil {
+		return err
+	}
 	res.SetRedeemed(redeemed)
 	return res.SetGadget(w.gadgetCap(a))
 }

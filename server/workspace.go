@@ -111,6 +111,9 @@ func (w *workspace) Create(ctx context.Context, call schema.Workspace_create) er
 	if err := fillGadgetInfo(ctx, info, a, w.names()); err != nil {
 		return err
 	}
+	if err := w.s.fillDeclarations(ctx, info, g); err != nil {
+		return err
+	}
 	return res.SetGadget(w.gadgetCap(a))
 }
 
@@ -206,20 +209,12 @@ type errString string
 
 func (e errString) Error() string { return string(e) }
 
-// fillGadgetInfo describes a, naming its owner and sharer with names, and
-// with the permissions and roles of the blueprint version it runs: whoever
-// shares it chooses a role by them, whatever versions they have installed.
+// fillGadgetInfo describes a, naming its owner and sharer with names;
+// fillDeclarations adds what its blueprint version declares.
 func fillGadgetInfo(ctx context.Context, dst schema.GadgetInfo, a store.GadgetAccess, names *userNames) error {
 	g := a.Gadget
 	owner, err := names.of(ctx, g.OwnerID)
 	if err != nil {
-		return err
-	}
-	bp, err := names.s.store.BlueprintMeta(ctx, g.BlueprintOwner, g.BlueprintName, g.BlueprintVersion)
-	if err != nil {
-		return err
-	}
-	if err := blueprint.FillAccess(bp.Access, dst.NewPermissions, dst.NewRoles); err != nil {
 		return err
 	}
 	var sharer string
@@ -244,4 +239,18 @@ func fillGadgetInfo(ctx context.Context, dst schema.GadgetInfo, a store.GadgetAc
 		}
 	}
 	return nil
+}
+
+// fillDeclarations fills dst's permissions and roles: what the blueprint
+// version g runs declares, whatever versions the user has installed, for
+// whoever shares it to choose a role by (up to about 20 KB). Only answers
+// about one gadget carry them; the workspace's listing leaves them out, or
+// a user whom others share many gadgets with would get a listing past the
+// message limit.
+func (s *Server) fillDeclarations(ctx context.Context, dst schema.GadgetInfo, g store.GadgetRecord) error {
+	bp, err := s.store.BlueprintMeta(ctx, g.BlueprintOwner, g.BlueprintName, g.BlueprintVersion)
+	if err != nil {
+		return err
+	}
+	return blueprint.FillAccess(bp.Access, dst.NewPermissions, dst.NewRoles)
 }

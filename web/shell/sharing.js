@@ -73,11 +73,21 @@ export class ShareDialog {
   }
 
   // describeRoles says what each role may do in this gadget, when the
-  // blueprint version it runs declares its own permissions (GadgetInfo's,
-  // whichever versions the user has installed).
-  describeRoles() {
+  // blueprint version it runs declares its own permissions (Gadget.info's
+  // GadgetInfo, whichever versions the user has installed; the workspace's
+  // listing leaves them out).
+  async describeRoles() {
     const h = this.h;
-    const held = rolePermissions(this.g.permissions, this.g.roles);
+    let held;
+    try {
+      const { info } = await this.call((gadget) => gadget.info().promise());
+      held = rolePermissions(
+        [...info.permissions].map((p) => ({ name: p.name, title: p.title })),
+        [...info.roles].map((r) => ({ role: r.role, permissions: [...r.permissions] })));
+    } catch (e) {
+      this.rolesNote.replaceChildren(h("p", { class: "error", role: "alert" }, `roles: ${this.errorText(e)}`));
+      return;
+    }
     this.rolesNote.replaceChildren(...(held.length === 0 ? [] : [
       h("p", { class: "muted" }, "What each role may do in this gadget:"),
       h("ul", { class: "role-permissions" }, ...held.map((r) =>

@@ -358,14 +358,10 @@ async function refreshBlueprints() {
     h("option", { value: b.name, title: b.description }, `${b.name} ${b.version}`)));
 }
 
-// gadgetInfo is what the shell keeps of a GadgetInfo: with the permissions
-// and roles its blueprint version declares, for the share dialog.
+// gadgetInfo is what the shell keeps of a GadgetInfo. The share dialog
+// asks the gadget itself for what its blueprint version declares.
 function gadgetInfo(info) {
-  return {
-    id: info.id, name: info.name, blueprint: info.blueprint, role: info.role, sharedBy: info.sharedBy,
-    permissions: [...info.permissions].map((p) => ({ name: p.name, title: p.title })),
-    roles: [...info.roles].map((r) => ({ role: r.role, permissions: [...r.permissions] })),
-  };
+  return { id: info.id, name: info.name, blueprint: info.blueprint, role: info.role, sharedBy: info.sharedBy };
 }
 
 // whose says whose a listed gadget is: "yours", or who shared it with the

@@ -4386,7 +4386,10 @@ class GadgetInfo extends $.Struct {
   }
   /**
   * What the gadget's own blueprint version declares (Blueprint.permissions
-  * and .roles), so whoever shares it can say what each role may do.
+  * and .roles), so whoever shares it can say what each role may do. In
+  * the answers about one gadget (Gadget.info, Workspace.create and
+  * .redeem); empty in Workspace.gadgets, whose answer stays small however
+  * many gadgets others share with a user.
   *
   */
   get roles() {
