@@ -116,6 +116,31 @@ type subscription struct {
 // Shutdown runs when the subscriber's handle is dropped: unsubscribe.
 func (s *subscription) Shutdown() { s.c.unsubscribe(s) }
 
+func (s *subscription) Get(ctx context.Context, call counterpb.Handle_get) error {
+	v, err := load(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	res.SetValue(v)
+	return nil
+}
+
+func (s *subscription) Watch(ctx context.Context, call counterpb.Handle_watch) error {
+	handle, err := s.c.subscribe(ctx, call.Args().Listener())
+	if err != nil {
+		return err
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetHandle(handle)
+}
+
 const valueKey = "value"
 
 func (c *counter) Increment(ctx context.Context, call counterpb.Counter_increment) error {
@@ -158,11 +183,11 @@ func (c *counter) Get(ctx context.Context, call counterpb.Counter_get) error {
 }
 
 func (c *counter) Watch(ctx context.Context, call counterpb.Counter_watch) error {
-	l := call.Args().Listener()
-	if !l.IsValid() {
-		return fmt.Errorf("watch: listener is null")
-	}
 	v, err := load(ctx)
+	if err != nil {
+		return err
+	}
+	handle, err := c.subscribe(ctx, call.Args().Listener())
 	if err != nil {
 		return err
 	}
@@ -170,11 +195,19 @@ func (c *counter) Watch(ctx context.Context, call counterpb.Counter_watch) error
 	if err != nil {
 		return err
 	}
+	res.SetValue(v)
+	return res.SetHandle(handle)
+}
+
+// subscribe adds a subscription for l and returns its handle.
+func (c *counter) subscribe(ctx context.Context, l counterpb.Listener) (counterpb.Handle, error) {
+	if !l.IsValid() {
+		return counterpb.Handle{}, fmt.Errorf("watch: listener is null")
+	}
 	// Arguments are released when the method returns: keep our own reference.
 	s := &subscription{c: c, listener: l.AddRef()}
 	c.subs = append(c.subs, s)
-	res.SetValue(v)
-	return res.SetHandle(counterpb.Handle_ServerToClient(s))
+	return counterpb.Handle_ServerToClient(s), nil
 }
 
 // notify tells every subscriber about v and drops those whose listener
@@ -185,10 +218,15 @@ func (c *counter) notify(ctx context.Context, v int64) {
 		if s.ended {
 			continue
 		}
-		_, release, err := s.listener.ChangedSync(ctx, func(p counterpb.Listener_changed_Params) error {
+		res, release, err := s.listener.ChangedSync(ctx, func(p counterpb.Listener_changed_Params) error {
 			p.SetValue(v)
 			return nil
 		})
+		if err == nil && res.HasNext() {
+			// A follow-up subscription, with no handle: it lasts until a
+			// call to it fails.
+			c.subs = append(c.subs, &subscription{c: c, listener: res.Next().AddRef()})
+		}
 		release()
 		if err != nil {
 			_, release, _ := guest.Host().LogSync(ctx, func(p schema.Host_log_Params) error {

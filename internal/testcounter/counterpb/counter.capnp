@@ -33,12 +33,22 @@ interface Counter {
 }
 
 interface Handle {
-  # A subscription, held by the subscriber. It has no methods: dropping it
-  # is the one thing to do with it.
+  # A subscription, held by the subscriber: drop it to unsubscribe. Its
+  # methods let the kernel's tests reach the gadget through an object a
+  # session handed out rather than through the session itself.
+
+  get @0 () -> (value :Int64);
+  # The counter's current value.
+
+  watch @1 (listener :Listener) -> (handle :Handle);
+  # Subscribes `listener` as Counter.watch does.
 }
 
 interface Listener {
   # Implemented by clients that want to hear about changes.
 
-  changed @0 (value :Int64);
+  changed @0 (value :Int64) -> (next :Listener);
+  # `next`, when set, is subscribed too, for as long as this instance
+  # lives or until a call to it fails: a follow-up subscription the
+  # listener itself asked for.
 }

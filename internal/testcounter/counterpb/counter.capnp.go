@@ -942,6 +942,46 @@ type Handle capnp.Client
 // Handle_TypeID is the unique identifier for the type Handle.
 const Handle_TypeID = 0x916f40f0a037f11f
 
+func (c Handle) Get(ctx context.Context, params func(Handle_get_Params) error) (Handle_get_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x916f40f0a037f11f,
+			MethodID:      0,
+			InterfaceName: "counter.capnp:Handle",
+			MethodName:    "get",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Handle_get_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Handle_get_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Handle) Watch(ctx context.Context, params func(Handle_watch_Params) error) (Handle_watch_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x916f40f0a037f11f,
+			MethodID:      1,
+			InterfaceName: "counter.capnp:Handle",
+			MethodName:    "watch",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Handle_watch_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Handle_watch_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Handle) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -1015,6 +1055,9 @@ func (c Handle) GetFlowLimiter() fc.FlowLimiter {
 
 // A Handle_Server is a Handle with a local implementation.
 type Handle_Server interface {
+	Get(context.Context, Handle_get) error
+
+	Watch(context.Context, Handle_watch) error
 }
 
 // Handle_NewServer creates a new Server from an implementation of Handle_Server.
@@ -1033,10 +1076,68 @@ func Handle_ServerToClient(s Handle_Server) Handle {
 // This can be used to create a more complicated Server.
 func Handle_Methods(methods []server.Method, s Handle_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 0)
+		methods = make([]server.Method, 0, 2)
 	}
 
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0x916f40f0a037f11f,
+			MethodID:      0,
+			InterfaceName: "counter.capnp:Handle",
+			MethodName:    "get",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Get(ctx, Handle_get{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0x916f40f0a037f11f,
+			MethodID:      1,
+			InterfaceName: "counter.capnp:Handle",
+			MethodName:    "watch",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Watch(ctx, Handle_watch{call})
+		},
+	})
+
 	return methods
+}
+
+// Handle_get holds the state for a server call to Handle.get.
+// See server.Call for documentation.
+type Handle_get struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Handle_get) Args() Handle_get_Params {
+	return Handle_get_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Handle_get) AllocResults() (Handle_get_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Handle_get_Results(r), err
+}
+
+// Handle_watch holds the state for a server call to Handle.watch.
+// See server.Call for documentation.
+type Handle_watch struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Handle_watch) Args() Handle_watch_Params {
+	return Handle_watch_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Handle_watch) AllocResults() (Handle_watch_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Handle_watch_Results(r), err
 }
 
 // Handle_List is a list of Handle.
@@ -1046,6 +1147,313 @@ type Handle_List = capnp.CapList[Handle]
 func NewHandle_List(s *capnp.Segment, sz int32) (Handle_List, error) {
 	l, err := capnp.NewPointerList(s, sz)
 	return capnp.CapList[Handle](l), err
+}
+
+type Handle_get_Params capnp.Struct
+
+// Handle_get_Params_TypeID is the unique identifier for the type Handle_get_Params.
+const Handle_get_Params_TypeID = 0x9968cff9014d7e95
+
+func NewHandle_get_Params(s *capnp.Segment) (Handle_get_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Handle_get_Params(st), err
+}
+
+func NewRootHandle_get_Params(s *capnp.Segment) (Handle_get_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Handle_get_Params(st), err
+}
+
+func ReadRootHandle_get_Params(msg *capnp.Message) (Handle_get_Params, error) {
+	root, err := msg.Root()
+	return Handle_get_Params(root.Struct()), err
+}
+
+func (s Handle_get_Params) String() string {
+	str, _ := text.Marshal(0x9968cff9014d7e95, capnp.Struct(s))
+	return str
+}
+
+func (s Handle_get_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Handle_get_Params) DecodeFromPtr(p capnp.Ptr) Handle_get_Params {
+	return Handle_get_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Handle_get_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Handle_get_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Handle_get_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Handle_get_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Handle_get_Params_List is a list of Handle_get_Params.
+type Handle_get_Params_List = capnp.StructList[Handle_get_Params]
+
+// NewHandle_get_Params creates a new list of Handle_get_Params.
+func NewHandle_get_Params_List(s *capnp.Segment, sz int32) (Handle_get_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Handle_get_Params](l), err
+}
+
+// Handle_get_Params_Future is a wrapper for a Handle_get_Params promised by a client call.
+type Handle_get_Params_Future struct{ *capnp.Future }
+
+func (f Handle_get_Params_Future) Struct() (Handle_get_Params, error) {
+	p, err := f.Future.Ptr()
+	return Handle_get_Params(p.Struct()), err
+}
+
+type Handle_get_Results capnp.Struct
+
+// Handle_get_Results_TypeID is the unique identifier for the type Handle_get_Results.
+const Handle_get_Results_TypeID = 0xaefb48593fe3aa1a
+
+func NewHandle_get_Results(s *capnp.Segment) (Handle_get_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Handle_get_Results(st), err
+}
+
+func NewRootHandle_get_Results(s *capnp.Segment) (Handle_get_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0})
+	return Handle_get_Results(st), err
+}
+
+func ReadRootHandle_get_Results(msg *capnp.Message) (Handle_get_Results, error) {
+	root, err := msg.Root()
+	return Handle_get_Results(root.Struct()), err
+}
+
+func (s Handle_get_Results) String() string {
+	str, _ := text.Marshal(0xaefb48593fe3aa1a, capnp.Struct(s))
+	return str
+}
+
+func (s Handle_get_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Handle_get_Results) DecodeFromPtr(p capnp.Ptr) Handle_get_Results {
+	return Handle_get_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Handle_get_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Handle_get_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Handle_get_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Handle_get_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Handle_get_Results) Value() int64 {
+	return int64(capnp.Struct(s).Uint64(0))
+}
+
+func (s Handle_get_Results) SetValue(v int64) {
+	capnp.Struct(s).SetUint64(0, uint64(v))
+}
+
+// Handle_get_Results_List is a list of Handle_get_Results.
+type Handle_get_Results_List = capnp.StructList[Handle_get_Results]
+
+// NewHandle_get_Results creates a new list of Handle_get_Results.
+func NewHandle_get_Results_List(s *capnp.Segment, sz int32) (Handle_get_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 0}, sz)
+	return capnp.StructList[Handle_get_Results](l), err
+}
+
+// Handle_get_Results_Future is a wrapper for a Handle_get_Results promised by a client call.
+type Handle_get_Results_Future struct{ *capnp.Future }
+
+func (f Handle_get_Results_Future) Struct() (Handle_get_Results, error) {
+	p, err := f.Future.Ptr()
+	return Handle_get_Results(p.Struct()), err
+}
+
+type Handle_watch_Params capnp.Struct
+
+// Handle_watch_Params_TypeID is the unique identifier for the type Handle_watch_Params.
+const Handle_watch_Params_TypeID = 0x9203150538d79e18
+
+func NewHandle_watch_Params(s *capnp.Segment) (Handle_watch_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Handle_watch_Params(st), err
+}
+
+func NewRootHandle_watch_Params(s *capnp.Segment) (Handle_watch_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Handle_watch_Params(st), err
+}
+
+func ReadRootHandle_watch_Params(msg *capnp.Message) (Handle_watch_Params, error) {
+	root, err := msg.Root()
+	return Handle_watch_Params(root.Struct()), err
+}
+
+func (s Handle_watch_Params) String() string {
+	str, _ := text.Marshal(0x9203150538d79e18, capnp.Struct(s))
+	return str
+}
+
+func (s Handle_watch_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Handle_watch_Params) DecodeFromPtr(p capnp.Ptr) Handle_watch_Params {
+	return Handle_watch_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Handle_watch_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Handle_watch_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Handle_watch_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Handle_watch_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Handle_watch_Params) Listener() Listener {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return Listener(p.Interface().Client())
+}
+
+func (s Handle_watch_Params) HasListener() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Handle_watch_Params) SetListener(v Listener) error {
+	if !v.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(capnp.Client(v)))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Handle_watch_Params_List is a list of Handle_watch_Params.
+type Handle_watch_Params_List = capnp.StructList[Handle_watch_Params]
+
+// NewHandle_watch_Params creates a new list of Handle_watch_Params.
+func NewHandle_watch_Params_List(s *capnp.Segment, sz int32) (Handle_watch_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Handle_watch_Params](l), err
+}
+
+// Handle_watch_Params_Future is a wrapper for a Handle_watch_Params promised by a client call.
+type Handle_watch_Params_Future struct{ *capnp.Future }
+
+func (f Handle_watch_Params_Future) Struct() (Handle_watch_Params, error) {
+	p, err := f.Future.Ptr()
+	return Handle_watch_Params(p.Struct()), err
+}
+func (p Handle_watch_Params_Future) Listener() Listener {
+	return Listener(p.Future.Field(0, nil).Client())
+}
+
+type Handle_watch_Results capnp.Struct
+
+// Handle_watch_Results_TypeID is the unique identifier for the type Handle_watch_Results.
+const Handle_watch_Results_TypeID = 0xed9405b6d099fd03
+
+func NewHandle_watch_Results(s *capnp.Segment) (Handle_watch_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Handle_watch_Results(st), err
+}
+
+func NewRootHandle_watch_Results(s *capnp.Segment) (Handle_watch_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Handle_watch_Results(st), err
+}
+
+func ReadRootHandle_watch_Results(msg *capnp.Message) (Handle_watch_Results, error) {
+	root, err := msg.Root()
+	return Handle_watch_Results(root.Struct()), err
+}
+
+func (s Handle_watch_Results) String() string {
+	str, _ := text.Marshal(0xed9405b6d099fd03, capnp.Struct(s))
+	return str
+}
+
+func (s Handle_watch_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Handle_watch_Results) DecodeFromPtr(p capnp.Ptr) Handle_watch_Results {
+	return Handle_watch_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Handle_watch_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Handle_watch_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Handle_watch_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Handle_watch_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Handle_watch_Results) Handle() Handle {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return Handle(p.Interface().Client())
+}
+
+func (s Handle_watch_Results) HasHandle() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Handle_watch_Results) SetHandle(v Handle) error {
+	if !v.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(capnp.Client(v)))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Handle_watch_Results_List is a list of Handle_watch_Results.
+type Handle_watch_Results_List = capnp.StructList[Handle_watch_Results]
+
+// NewHandle_watch_Results creates a new list of Handle_watch_Results.
+func NewHandle_watch_Results_List(s *capnp.Segment, sz int32) (Handle_watch_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Handle_watch_Results](l), err
+}
+
+// Handle_watch_Results_Future is a wrapper for a Handle_watch_Results promised by a client call.
+type Handle_watch_Results_Future struct{ *capnp.Future }
+
+func (f Handle_watch_Results_Future) Struct() (Handle_watch_Results, error) {
+	p, err := f.Future.Ptr()
+	return Handle_watch_Results(p.Struct()), err
+}
+func (p Handle_watch_Results_Future) Handle() Handle {
+	return Handle(p.Future.Field(0, nil).Client())
 }
 
 type Listener capnp.Client
@@ -1196,7 +1604,7 @@ func (c Listener_changed) Args() Listener_changed_Params {
 
 // AllocResults allocates the results struct.
 func (c Listener_changed) AllocResults() (Listener_changed_Results, error) {
-	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
 	return Listener_changed_Results(r), err
 }
 
@@ -1287,12 +1695,12 @@ type Listener_changed_Results capnp.Struct
 const Listener_changed_Results_TypeID = 0xa547115d75fdc7d0
 
 func NewListener_changed_Results(s *capnp.Segment) (Listener_changed_Results, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
 	return Listener_changed_Results(st), err
 }
 
 func NewRootListener_changed_Results(s *capnp.Segment) (Listener_changed_Results, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
 	return Listener_changed_Results(st), err
 }
 
@@ -1328,13 +1736,30 @@ func (s Listener_changed_Results) Message() *capnp.Message {
 func (s Listener_changed_Results) Segment() *capnp.Segment {
 	return capnp.Struct(s).Segment()
 }
+func (s Listener_changed_Results) Next() Listener {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return Listener(p.Interface().Client())
+}
+
+func (s Listener_changed_Results) HasNext() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Listener_changed_Results) SetNext(v Listener) error {
+	if !v.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(capnp.Client(v)))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
 
 // Listener_changed_Results_List is a list of Listener_changed_Results.
 type Listener_changed_Results_List = capnp.StructList[Listener_changed_Results]
 
 // NewListener_changed_Results creates a new list of Listener_changed_Results.
 func NewListener_changed_Results_List(s *capnp.Segment, sz int32) (Listener_changed_Results_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
 	return capnp.StructList[Listener_changed_Results](l), err
 }
 
@@ -1345,55 +1770,68 @@ func (f Listener_changed_Results_Future) Struct() (Listener_changed_Results, err
 	p, err := f.Future.Ptr()
 	return Listener_changed_Results(p.Struct()), err
 }
+func (p Listener_changed_Results_Future) Next() Listener {
+	return Listener(p.Future.Field(0, nil).Client())
+}
 
-const schema_91298a900953755f = "x\xda\xa4\x94_H\x14{\x14\xc7\xcf\xf9\xfdf\x1c\xef" +
-	"e\xd5\xfbs\xfcs\xafp\xef\xa2\xec%5\xd6\xfc\xd3" +
-	"?-\xd8\xc5\xd5\xcc\x8a\x98Y\x9fE\xc6\xf5\x87J\xeb" +
-	"h\xbb\xb3Z\x10\xd8sO\x19\"\xf4\x12\x16\xf4\x90\xd1" +
-	"K\xd2CAXPDA\xa2\x0f\xe1\x93\xf4\xd4CH" +
-	"\x90\x0fJE2\xf1\x9b\xd9\xd9]]\x97\x88\x1e\x16v" +
-	"\x98s\xbe\xdfs>\xe7\x9ci~\x8aa\xa9\xa5\xe4\xbd" +
-	"\x0cD\xef\x92\x8b\xec\xc1\xbe\xef\xdb\xeb\x97\"W\x81U" +
-	"!\x80\x8c\x0a@\xdb;\xd2\x8a\x80\xea:\x09\x01\xda\xfe" +
-	"\xcdc\xf3\x9f\xc3\xe33\xc0J\xa9=\x90\xea\xfb\xe3\xfa" +
-	"\xb5\x86\x19\x00T\x19]P\xff\xa1\x0a\x80ZI\x15\xf1" +
-	"\x03\xb0\x97\x07z\x9b\xcb\x9f]\xb9\x91\xab\xb6Cj\x84" +
-	"\x9aL\x85\xdaI\xff\xcd\x17\xd2\xec\xc1[yj\x0d\xf4" +
-	"\xa1\xda\"4\xda\x82TAu\xd5\x91[y\xb5\x93\xea" +
-	"g=w\x81U#\x80$\xde>\xa6\x1d\x08\x92\xfd\xf1" +
-	"\xf8\xdb\xb2\x0b\x8d\xb3\xf7A\xafB\xef\xd5mZ.\x8c" +
-	"\xee9F\x1b\xbd\xdb\x0f\xe6\xbf\x0d.\xe5\x06\xbc\x16\xb9" +
-	"B[\x04T}\xe9:4;W\xf1<\xaf\x92M\xfa" +
-	"D\xfd\xea\xf4\xb5E{\xd4\x7fE\xa6}\xd4\xb7X4" +
-	"4\xd7\xbe\xe2\xf6\xe5\x88\xc9R\xa3(\xe4\xc8\x87\xeeG" +
-	"\x0b'\xde\xac\x80^\x9d\xf1\xf9D\x1d~[\x8e\xcfd" +
-	"\x91\xb6v\xf6\xc0\xa9\xd5\x9c\xd4J\xe9O\x91\xfa\xd2w" +
-	"'5\x10Y\\\xcb-q\x87v:\xb0$\x91\xba\xbc" +
-	"T\xbb\xf8_`c#\x1d\xe0\xe2\xfc_\xaa\x13\x11A" +
-	"i\x0a\x82vl<eZ<\xd1Dc\xc6\x849\xd1" +
-	"\x11I?N$x\x92\x9bV \xca\xfd\xc9T\xdcJ" +
-	"\xea\x12\x95\x00$\x04`%Q\x00\xddGQ\xaf'h" +
-	"\xa7\x92<q\xde\x18\xe3\x80I,\x05\xd4(\xa2\x0f\x88" +
-	"\xf8\x9bQFW\xf9\xb4Qf\x0e\xc5\xb9\x86\xa8QY" +
-	"C,\xe4<eX\xb1\x91\x80f$\x0c:\xb6\xcb\xf6" +
-	"L\xda\xf6o\x82v|4iq\x93'\x00\x00Yv" +
-	"\x10\x80\xc8\xf2\x9d#\xe3~\xe7YC\xd4\xff\xa22@" +
-	"f\xb4\xe8\x01d\x17\xa3@\xd8\xa8\x82Y\xda\xe8-\x08" +
-	"\xeb\xaf\x03\xc2t\x05If9\xd1\xe3\xca\xba[\x81\xb0" +
-	"v\x05if\xc0\xe8\xdd\x03\x0bv\x02a\xb5\x8a=j" +
-	"\xc6\x12|\x8c\x9b\x80V\x18\x95an\x85\xd1\xeft\x19" +
-	"\xc6\xe94\xe70\xeeC\xe4\\\xba\xc9\xa6\xd8\x88a\x0e" +
-	"\xf3\xa1@4\xc4\x9da\x14B7\xcc\xc5\xc0D\x08\xee" +
-	"\"\xd7\x0a\xa0\x17S\xd4+\x08\xfa'\x8dx\x8a\xa3\x0c" +
-	"\x04e(8\x03\xafb+\x10\x12\x83\xd8=\x87\x9a\xac" +
-	"\x1a\x1d\xbc\x9c'\x85^\xf1!\xb7zA]r\xa8{" +
-	"\x8b\x8e\xdeQ2&\x08\xc9\xcat\xba\xc1})\xec\xdd" +
-	"H\xcd(\x13\x15\xfd\x14\x96\xe6\xcf\xab\xfc\x979\x08\xa0" +
-	".\x00\x80L\x8cT\x88\x95\x8b>\x09\xbfe\xe9\xae\xbf" +
-	"\x90R\xc4\xd9\x15g\xa4\x1a\x84T\x80\xa2\xdeL\x10\xb1" +
-	"B\x9c3\x0bv\x00\xe8\xf5\x14\xf5\xc3{\xe5C#\x86" +
-	"\xb86d\xd9\xaf\xaf{\x1c?\x02\x00\x00\xff\xffp;" +
-	"\x92Z"
+const schema_91298a900953755f = "x\xda\xa4UOh\x1cU\x1c\xfe\xfd\xe6\xbd\xb7\x93J" +
+	"\xd2\xf8:I\xda\xe6\xe0\x92\xb2b\x13ILR\xff4" +
+	"Q\x99mcm\xe2?v\xb6z\xf0P\xc2d\xf3H" +
+	"\x82\xd9i\xba3\xd3V\xb0\xd6\x8b\x08B\xc1\x96m!" +
+	"\x07K\x11z\x89\xe8\xc1\xa0\x07/\xb5`\x91\x0a\xd6\xed" +
+	")'\x0f\"\x1e$\x08\xf6R\xac\x1aF\xde\x9b}\xb3" +
+	"\xbb\xd9,\xfe\xc9m\x07\xbe\xf7\xfd\xbe\xf7}\xdf\xfb\xed" +
+	"\xb0cd\xe9H\x87m\x82\xe1\xbc\xcaR\xd1\xcc\xb1\xbf" +
+	"\xee\xfdpf\xe2\x1d\xe0=\x08\xc0\xd0\x048\xf0.\x19" +
+	"E@\xeb<\xb1\x01\xa3\xf4\xdd\xa7\xae\xfe\x96=q\x01" +
+	"\xf8N\x12M\x87\xc7v|\xf0~\xff\x05\x00\xb4n\x90" +
+	"\x15\xeb\x161\x01\xac\x9b\xe4=\xab\x9b\x9a\x00\xd1\x9e+" +
+	"k\x07Y7\xb9\x08\xbc;a\xdb \xbb$\x1b\xa3\x92" +
+	"\xed\xf6\xf4\xd4\xf0\xae\xaf\xde\xbaX?\xae\x9f\xf6J\xc0" +
+	"\x88\x02\\z\xfbe\xbc\xff\xfd\xfcr\xcc I\x0f\xbc" +
+	"F\x0d\x04\x1a=\x93^\xfe\x9a\x96\x1f\xbd\xd2$d\x8c" +
+	"~f\x1dR\xc8g\xa9\x89\xd6\x8fJI\xe5\x9b\x8d\xf0" +
+	"8?z\x0d\xf8\xeed\xd0-:.\x07\xddQ\x83~" +
+	"9\xf8]\xe7\x1b\x03\xe5\x8f\xc1\xe9A=\xe9.UR" +
+	"\xef+@\xef\xcaO\xf6\xeb\x93\x7f~\x0aNw\x02\xd8" +
+	"\xcb\x1e\x90\x80>&\x01\xebS\xf7>\xb9\xfa\xc7\xcc\xf5" +
+	"z\x86CL\x8d\x98R\x80\x9e\xdf\x9f{\xac|\xb9\xeb" +
+	"F\x93\xe2\x05\xf6\xa5u\x92I\xeb\x8a\xec\xa8uI\xfe" +
+	"\x8a\x9el_M\xcd^\x1e\xab\xc4\xce(\xb2\xb3l@" +
+	"^\xfc\x89\x9f\x8f|\xbe\xf2\xf4\xb7\x15pv's\x04" +
+	"S\x11\x15\xd5\x9cS\xa9\xdc\xda\x8b\x8f<\x7f\xa7\xee\xe8" +
+	"y)\x94F7\xdb?\x0a\xa7'V\xd7\xea%\x86\xec" +
+	"\xb0<zV\x1d\xbd}\xbdo\xf5\xa1\xcc\xfaz\x15\x10" +
+	"\xfb\xf4!\xdb'\x11\xd7\xd8i\xc0\x88l,W\xbe`" +
+	"\xe5_\xeb#\xc5\x94JlG\xca\x86\xc1\xa8p\"\xf4" +
+	"\x02Q\x1a\"\x05w\xc9[\x1a\x9f\xa8~.\x95\x84/" +
+	"\xbc \x93\x17i?\\\x0c|\x87\x12\x0a@\x11\x80w" +
+	"\xe4\x01\x9cv\x82\xce~\x03\xa3\xd0\x17\xa5W\xdc\xa2\x00" +
+	"\xf4q'`\x8e \xb6\x83!\x7f&\xcc\x183O\xba" +
+	"\x9d\xde\xec\xa2\xc8!:m\x84\x01$]A\x1d\x15\x1f" +
+	"\xd9\x07\x06\x7f\xd8DL\x9a\x88Z?\xdf;\x0a\x06\xef" +
+	"0\xcd9\x11d1}\xda\x0d\x0a\xf3Y\xcc!n\xbe" +
+	"\xc0\xa4+\xa7\x0c)@&\xe7\x96\xdc\"6\x88\x7f\xa1" +
+	"*~\x8f\x81\xd1\xe2\x82\x1f\x08O\x94\x00\x00y-o" +
+	"@\xe4\x80\xad\x9c\xa91\x93\xe26\x99Y\x83\xe49\x11" +
+	"\xc4\x82}\xd0\x00=9\xad>\xa5u\x0f*\xebtw" +
+	"Q7\x84\x9f\xcc\x83\xc1\x17\xa4u\xbaN\xa8\x9f\x08?" +
+	".muL4\x92\xf7\x8b\xba8\xfc\x88\xb4u\xccD" +
+	"\x924\x18\xf5N\xe1\x83\x87\xc1\xe0}f\xb4\xe0\x15J" +
+	"\xa2(<\xc0 \x8b\x8d\x01\x9c\xab\xf6d\xcb(^\xaa" +
+	"\x9a0T\x98w\xbd91\x9b\xc9\xdb\xa2\xa9L\x03\x00" +
+	"N\x1bA\xa7\xcb\xc0NO\x9c\x09\xfe}\x10\xd2\xaf\xbc" +
+	"\"lLx\xb4\xc6\x98>\xe5.\x86\x02\x19\x18\xc8\xa0" +
+	"UUj<>\xc0\xff\"\xd2\x8a\xb4QA\xc6\x8e\x83" +
+	"\xacg\xeb\xad\xb1\x91\x997\x9b\xa8P{f\xc7\xa6\xc9" +
+	"\xb0\xa9\x0a[/\x10\xd4K\x91s\x19\x0c3\xcfU}" +
+	"\xdd\xd2\xfc\xcd\x0f9\xe7vJE\xff\x98Q.\xdd\xa4" +
+	"\xfc?\xfbP\xd7dH0\xb4\x95W\xda\xfbm\x8d\x8c" +
+	"_\xa5\xa42e\xc1\xda\x12\xaa~I\x95!\xe8\x0c\x1b" +
+	"\x88\xd8%\xd7$\x1f\x1c\x07p\xf6\x13t\x1e\xdfLo" +
+	"\xcf\xabN \xaf\xfdqn]\xc2\x865\xa3n@\x1a" +
+	"{=^\xbbAK\xd2\xbf\x03\x00\x00\xff\xffS\xc1\x16" +
+	"\xd4"
 
 func RegisterSchema(reg *schemas.Registry) {
 	reg.Register(&schemas.Schema{
@@ -1401,10 +1839,13 @@ func RegisterSchema(reg *schemas.Registry) {
 		Nodes: []uint64{
 			0x804378ddf6fc5362,
 			0x916f40f0a037f11f,
+			0x9203150538d79e18,
 			0x927cc01230495fce,
+			0x9968cff9014d7e95,
 			0x9e2b9404c4991f3c,
 			0xa547115d75fdc7d0,
 			0xab942a6b0fcd38e9,
+			0xaefb48593fe3aa1a,
 			0xbf62faa0adf649eb,
 			0xc11496942f44f816,
 			0xd039966406b30c36,
@@ -1412,6 +1853,7 @@ func RegisterSchema(reg *schemas.Registry) {
 			0xd146274bd7500676,
 			0xd7b3435f75a20cc5,
 			0xebeb241eb321bfce,
+			0xed9405b6d099fd03,
 		},
 		Compressed: true,
 	})

@@ -63,6 +63,12 @@
     Handle: () => Handle,
     Handle$Client: () => Handle$Client,
     Handle$Server: () => Handle$Server,
+    Handle_Get$Params: () => Handle_Get$Params,
+    Handle_Get$Results: () => Handle_Get$Results,
+    Handle_Get$Results$Promise: () => Handle_Get$Results$Promise,
+    Handle_Watch$Params: () => Handle_Watch$Params,
+    Handle_Watch$Results: () => Handle_Watch$Results,
+    Handle_Watch$Results$Promise: () => Handle_Watch$Results$Promise,
     Listener: () => Listener,
     Listener$Client: () => Listener$Client,
     Listener$Server: () => Listener$Server,
@@ -383,19 +389,148 @@
       return "Counter_" + super.toString();
     }
   };
-  var Handle$Client = class {
+  var Handle_Get$Params = class extends $.Struct {
+    static _capnp = {
+      displayName: "get$Params",
+      id: "9968cff9014d7e95",
+      size: new $.ObjectSize(0, 0)
+    };
+    toString() {
+      return "Handle_Get$Params_" + super.toString();
+    }
+  };
+  var Handle_Get$Results = class extends $.Struct {
+    static _capnp = {
+      displayName: "get$Results",
+      id: "aefb48593fe3aa1a",
+      size: new $.ObjectSize(8, 0)
+    };
+    get value() {
+      return $.utils.getInt64(0, this);
+    }
+    set value(value) {
+      $.utils.setInt64(0, value, this);
+    }
+    toString() {
+      return "Handle_Get$Results_" + super.toString();
+    }
+  };
+  var Handle_Get$Results$Promise = class {
+    pipeline;
+    constructor(pipeline) {
+      this.pipeline = pipeline;
+    }
+    async promise() {
+      return await this.pipeline.struct();
+    }
+  };
+  var Handle_Watch$Params = class extends $.Struct {
+    static _capnp = {
+      displayName: "watch$Params",
+      id: "9203150538d79e18",
+      size: new $.ObjectSize(0, 1)
+    };
+    get listener() {
+      return new Listener$Client($.utils.getInterfaceClientOrNullAt(0, this));
+    }
+    set listener(value) {
+      $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+    }
+    toString() {
+      return "Handle_Watch$Params_" + super.toString();
+    }
+  };
+  var Handle_Watch$Results = class extends $.Struct {
+    static _capnp = {
+      displayName: "watch$Results",
+      id: "ed9405b6d099fd03",
+      size: new $.ObjectSize(0, 1)
+    };
+    get handle() {
+      return new Handle$Client($.utils.getInterfaceClientOrNullAt(0, this));
+    }
+    set handle(value) {
+      $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+    }
+    toString() {
+      return "Handle_Watch$Results_" + super.toString();
+    }
+  };
+  var Handle_Watch$Results$Promise = class {
+    pipeline;
+    constructor(pipeline) {
+      this.pipeline = pipeline;
+    }
+    getHandle() {
+      return new Handle$Client(this.pipeline.getPipeline(Handle, 0).client());
+    }
+    async promise() {
+      return await this.pipeline.struct();
+    }
+  };
+  var Handle$Client = class _Handle$Client {
     client;
     static interfaceId = 0x916f40f0a037f11fn;
     constructor(client) {
       this.client = client;
     }
-    static methods = [];
+    static methods = [
+      {
+        ParamsClass: Handle_Get$Params,
+        ResultsClass: Handle_Get$Results,
+        interfaceId: _Handle$Client.interfaceId,
+        methodId: 0,
+        interfaceName: "counterpb/counter.capnp:Handle",
+        methodName: "get"
+      },
+      {
+        ParamsClass: Handle_Watch$Params,
+        ResultsClass: Handle_Watch$Results,
+        interfaceId: _Handle$Client.interfaceId,
+        methodId: 1,
+        interfaceName: "counterpb/counter.capnp:Handle",
+        methodName: "watch"
+      }
+    ];
+    /**
+    * The counter's current value.
+    *
+    */
+    get(paramsFunc) {
+      const answer = this.client.call({
+        method: _Handle$Client.methods[0],
+        paramsFunc
+      });
+      const pipeline = new $.Pipeline(Handle_Get$Results, answer);
+      return new Handle_Get$Results$Promise(pipeline);
+    }
+    /**
+    * Subscribes `listener` as Counter.watch does.
+    *
+    */
+    watch(paramsFunc) {
+      const answer = this.client.call({
+        method: _Handle$Client.methods[1],
+        paramsFunc
+      });
+      const pipeline = new $.Pipeline(Handle_Watch$Results, answer);
+      return new Handle_Watch$Results$Promise(pipeline);
+    }
   };
   $.Registry.register(Handle$Client.interfaceId, Handle$Client);
   var Handle$Server = class extends $.Server {
     target;
     constructor(target) {
-      super(target, []);
+      super(target, [
+        {
+          ...Handle$Client.methods[0],
+          impl: target.get
+        },
+        {
+          ...Handle$Client.methods[1],
+          impl: target.watch
+        }
+      ]);
       this.target = target;
     }
     client() {
@@ -434,8 +569,14 @@
     static _capnp = {
       displayName: "changed$Results",
       id: "a547115d75fdc7d0",
-      size: new $.ObjectSize(0, 0)
+      size: new $.ObjectSize(0, 1)
     };
+    get next() {
+      return new Listener$Client($.utils.getInterfaceClientOrNullAt(0, this));
+    }
+    set next(value) {
+      $.utils.setInterfacePointer(this.segment.message.addCap(value.client), $.utils.getPointer(0, this));
+    }
     toString() {
       return "Listener_Changed$Results_" + super.toString();
     }
@@ -444,6 +585,9 @@
     pipeline;
     constructor(pipeline) {
       this.pipeline = pipeline;
+    }
+    getNext() {
+      return new Listener$Client(this.pipeline.getPipeline(Listener, 0).client());
     }
     async promise() {
       return await this.pipeline.struct();
@@ -465,6 +609,12 @@
         methodName: "changed"
       }
     ];
+    /**
+    * `next`, when set, is subscribed too, for as long as this instance
+    * lives or until a call to it fails: a follow-up subscription the
+    * listener itself asked for.
+    *
+    */
     changed(paramsFunc) {
       const answer = this.client.call({
         method: _Listener$Client.methods[0],

@@ -89,6 +89,46 @@ func (c Counter) PresentSync(ctx context.Context, params func(Counter_present_Pa
 	return Counter_present_Results(res), release, err
 }
 
+// GetSync calls get and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Handle) GetSync(ctx context.Context, params func(Handle_get_Params) error) (Handle_get_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x916f40f0a037f11f,
+			MethodID:      0,
+			InterfaceName: "counter.capnp:Handle",
+			MethodName:    "get",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Handle_get_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Handle_get_Results(res), release, err
+}
+
+// WatchSync calls watch and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Handle) WatchSync(ctx context.Context, params func(Handle_watch_Params) error) (Handle_watch_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x916f40f0a037f11f,
+			MethodID:      1,
+			InterfaceName: "counter.capnp:Handle",
+			MethodName:    "watch",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Handle_watch_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Handle_watch_Results(res), release, err
+}
+
 // ChangedSync calls changed and waits for its results, which stay valid until
 // release is called. On a host capability in a gadget the call skips
 // go-capnp's client path (guest/callsync).

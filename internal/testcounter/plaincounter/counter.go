@@ -91,12 +91,19 @@ func (c *Counter) Watch(ctx context.Context, call counterpb.Counter_watch) error
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	res.SetValue(c.value)
+	c.mu.Unlock()
+	return res.SetHandle(c.subscribe(l))
+}
+
+// subscribe adds l to the listeners and returns its subscription's handle.
+func (c *Counter) subscribe(l counterpb.Listener) counterpb.Handle {
 	h := &handle{c: c, listener: l.AddRef()}
 	c.mu.Lock()
 	c.listeners = append(c.listeners, h.listener)
-	res.SetValue(c.value)
 	c.mu.Unlock()
-	return res.SetHandle(counterpb.Handle_ServerToClient(h))
+	return counterpb.Handle_ServerToClient(h)
 }
 
 // Present has no answer outside gadgetd: there are no sessions here.
@@ -108,6 +115,29 @@ func (c *Counter) Present(context.Context, counterpb.Counter_present) error {
 type handle struct {
 	c        *Counter
 	listener counterpb.Listener
+}
+
+func (h *handle) Get(ctx context.Context, call counterpb.Handle_get) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	h.c.mu.Lock()
+	res.SetValue(h.c.value)
+	h.c.mu.Unlock()
+	return nil
+}
+
+func (h *handle) Watch(ctx context.Context, call counterpb.Handle_watch) error {
+	l := call.Args().Listener()
+	if !capnp.Client(l).IsValid() {
+		return nil
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetHandle(h.c.subscribe(l))
 }
 
 func (h *handle) Shutdown() {
