@@ -18,7 +18,7 @@ package server
 // A frame's websocket carries its one session, so it ends once the gadget
 // finds that session's guard failed (its token, or the share it was opened
 // through, revoked) as it calls a capability the frame passed it
-// (passedcaps.go): a frame that only listens would otherwise look connected
+// (membrane.go): a frame that only listens would otherwise look connected
 // and hear nothing. The frame is told why in the connection's Abort, and a
 // new ticket is refused. A call the frame makes itself is refused, saying
 // why, and leaves the connection be: ending it would drop that answer

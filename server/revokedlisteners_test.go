@@ -1,9 +1,13 @@
 package server_test
 
 import (
+	"context"
 	"net"
 	"slices"
+	"sync"
 	"testing"
+
+	"capnproto.org/go/capnp/v3"
 
 	"github.com/gadgetd/gadgetd/client"
 	"github.com/gadgetd/gadgetd/internal/capserver"
@@ -169,5 +173,150 @@ func TestARevokedFramesWebsocketClosesWhenTheGadgetNextCallsIt(t *testing.T) {
 	requireClosed(t, frame, "after the gadget's call to its listener failed")
 	if heard := l.heard(); !slices.Equal(heard, []int64{1}) {
 		t.Fatalf("bob's frame heard %v, want [1] alone", heard)
+	}
+}
+
+// leadingListener is a releasedListener that returns next from its first
+// changed: the counter subscribes next too, a follow-up subscription the
+// gadget holds from the results of its own call.
+type leadingListener struct {
+	*releasedListener
+	mu   sync.Mutex
+	next counterpb.Listener
+}
+
+func (l *leadingListener) Changed(ctx context.Context, call counterpb.Listener_changed) error {
+	if err := l.releasedListener.Changed(ctx, call); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	next := l.next
+	l.next = counterpb.Listener{}
+	l.mu.Unlock()
+	if !next.IsValid() {
+		return nil
+	}
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetNext(next)
+}
+
+// newReleasedListener returns a releasedListener and its capability.
+func newReleasedListener() (*releasedListener, counterpb.Listener) {
+	l := &releasedListener{released: make(chan struct{})}
+	return l, counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, l), l, l))
+}
+
+// requireReleasedHearing waits for the gadget to let go of l and checks
+// that l heard exactly want.
+func requireReleasedHearing(t *testing.T, name string, l *releasedListener, want []int64) {
+	t.Helper()
+	select {
+	case <-l.released:
+	case <-testCtx(t).Done():
+		t.Fatalf("the gadget still holds %s after bob's share was revoked", name)
+	}
+	if heard := l.heard(); !slices.Equal(heard, want) {
+		t.Fatalf("%s heard %v, want %v", name, heard, want)
+	}
+}
+
+// A listener a user's listener handed the gadget (in the results of the
+// gadget's own call to it) is cut off with the user's access too. (It went
+// on hearing every change: only what came in a call's params was guarded.)
+func TestAFollowUpAListenerReturnedHearsNothingMoreOnceItsUserIsRevoked(t *testing.T) {
+	ctx := testCtx(t)
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	followUp, followUpCap := newReleasedListener()
+	lead := &leadingListener{releasedListener: &releasedListener{released: make(chan struct{})}, next: followUpCap}
+	bob := session(t, openGadget(t, ws["bob"], id))
+	f, release := bob.Watch(ctx, func(p counterpb.Counter_watch_Params) error {
+		return p.SetListener(counterpb.Listener(capserver.New(counterpb.Listener_Methods(nil, lead), lead, lead)))
+	})
+	t.Cleanup(release)
+	if _, err := f.Struct(); err != nil {
+		t.Fatal(err)
+	}
+	alice := session(t, g)
+	for range 2 { // the first hands the gadget the follow-up
+		if _, err := countertest.Increment(ctx, alice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if heard := followUp.heard(); !slices.Equal(heard, []int64{2}) {
+		t.Fatalf("before the revocation the follow-up heard %v, want [2]", heard)
+	}
+
+	if _, err := unshare(t, g, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := countertest.Increment(ctx, alice); err != nil {
+		t.Fatal(err)
+	}
+	requireReleasedHearing(t, "bob's listener", lead.releasedListener, []int64{1, 2})
+	requireReleasedHearing(t, "the follow-up bob's listener returned", followUp, []int64{2})
+}
+
+// An object a session handed its user (the watch handle) fails with the
+// user's access, and so does every capability passed in through it: a
+// listener passed through the handle before the revocation hears nothing
+// after, one passed after is refused. (The handle went on answering, and
+// both listeners went on hearing.)
+func TestWhatASessionHandedOutIsCutOffWithItsUsersAccess(t *testing.T) {
+	ctx := testCtx(t)
+	h := start(t, t.TempDir())
+	ws := h.users(t, "alice", "bob")
+	g, id := create(t, ws["alice"], "counter")
+	mustShare(t, g, "bob", schema.Role_editor)
+	bob := session(t, openGadget(t, ws["bob"], id))
+	first, firstCap := newReleasedListener()
+	wf, releaseWatch := bob.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(firstCap) })
+	t.Cleanup(releaseWatch)
+	handle := wf.Handle()
+	viaHandle, viaHandleCap := newReleasedListener()
+	hf, releaseHandleWatch := handle.Watch(ctx, func(p counterpb.Handle_watch_Params) error { return p.SetListener(viaHandleCap) })
+	t.Cleanup(releaseHandleWatch)
+	if _, err := hf.Struct(); err != nil {
+		t.Fatalf("watch through the handle: %v", err)
+	}
+	alice := session(t, g)
+	if _, err := countertest.Increment(ctx, alice); err != nil {
+		t.Fatal(err)
+	}
+	getThroughHandle := func() (int64, error) {
+		f, release := handle.Get(ctx, nil)
+		defer release()
+		res, err := f.Struct()
+		return res.Value(), err
+	}
+	if v, err := getThroughHandle(); err != nil || v != 1 {
+		t.Fatalf("get through the handle before the revocation = %d, %v; want 1", v, err)
+	}
+
+	if _, err := unshare(t, g, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := getThroughHandle(); !capnp.IsDisconnected(err) {
+		t.Fatalf("get through the handle after the revocation: err = %v, want disconnected", err)
+	}
+	late, lateCap := newReleasedListener()
+	lf, releaseLate := handle.Watch(ctx, func(p counterpb.Handle_watch_Params) error { return p.SetListener(lateCap) })
+	_, err := lf.Struct()
+	releaseLate()
+	if !capnp.IsDisconnected(err) {
+		t.Fatalf("watch through the handle after the revocation: err = %v, want disconnected", err)
+	}
+	if _, err := countertest.Increment(ctx, alice); err != nil {
+		t.Fatal(err)
+	}
+	requireReleasedHearing(t, "bob's listener", first, []int64{1})
+	requireReleasedHearing(t, "the listener bob passed through the handle", viaHandle, []int64{1})
+	if heard := late.heard(); len(heard) != 0 {
+		t.Fatalf("a listener passed through the handle after the revocation heard %v", heard)
 	}
 }

@@ -10,9 +10,8 @@ package server
 // its expiry cuts everything obtained with it off from its next call,
 // wherever it was passed, with no registry of live capabilities to keep in
 // step. A guarded session's refusal is answered by a capability of its own,
-// made once; it holds no lock while it calls into the session. The
-// capabilities a client passes into a guarded session are guarded alike
-// (passedcaps.go).
+// made once; it holds no lock while it calls into the session. Whatever
+// crosses a guarded session, either way, is guarded alike (membrane.go).
 
 import (
 	"context"
@@ -32,6 +31,7 @@ import (
 	"capnproto.org/go/capnp/v3/std/capnp/persistent"
 
 	"github.com/gadgetd/gadgetd/internal/capserver"
+	"github.com/gadgetd/gadgetd/internal/membrane"
 	"github.com/gadgetd/gadgetd/internal/store"
 	"github.com/gadgetd/gadgetd/schema"
 	"github.com/gadgetd/gadgetd/wasmhost"
@@ -177,20 +177,23 @@ func guardMethods(methods []capnpserver.Method, check func(context.Context) erro
 // ownership of session; and so that saver, never the guest, answers its
 // Persistent.save (persistent.go).
 func (c *credential) guardSession(session capnp.Client, share *shareCheck, saver *sessionSaver) capnp.Client {
-	return capnp.NewClient(&guardedSession{session: session, cred: c, share: share, save: saver})
+	h := &guardedSession{session: session, cred: c, share: share, save: saver}
+	h.membrane = h.newMembrane()
+	return capnp.NewClient(h)
 }
 
 // guardedSession forwards every call straight to the session (same
 // goroutine, no copy), like countedHook, once its credential and its share
-// check out; but a call of Persistent (save) goes to the host's saver, so a
-// guest never sees it, nor can answer it with a token of its own making.
-// A refused call is answered by a capability built with capserver, so that
-// it takes go-capnp's normal answer path even when calls were pipelined
-// onto it.
+// check out, through its membrane (membrane.go); but a call of Persistent
+// (save) goes to the host's saver, so a guest never sees it, nor can
+// answer it with a token of its own making. A refused call is answered by
+// a capability built with capserver, so that it takes go-capnp's normal
+// answer path even when calls were pipelined onto it.
 type guardedSession struct {
-	session capnp.Client
-	cred    *credential
-	share   *shareCheck
+	session  capnp.Client
+	cred     *credential
+	share    *shareCheck
+	membrane *membrane.Membrane // nil when there is no guard
 
 	save      *sessionSaver
 	saverOnce sync.Once
@@ -211,6 +214,10 @@ func (h *guardedSession) target(ctx context.Context, m capnp.Method) capnp.Clien
 	}
 	if err == nil {
 		return h.session
+	}
+	if h.membrane != nil && capnp.IsDisconnected(err) {
+		// Gone for good: so is everything that crossed the session.
+		h.membrane.Close(err)
 	}
 	h.refusal.Store(&err)
 	h.refuseOnce.Do(func() {
@@ -236,20 +243,20 @@ func (h *guardedSession) admitting(ctx context.Context) context.Context {
 	return wasmhost.WithAdmission(h.share.admitting(ctx), h.access)
 }
 
-// Send and Recv guard the capabilities in the params of a call that goes
-// to the session (passedcaps.go).
+// Send and Recv take a call to the session through its membrane
+// (membrane.go).
 func (h *guardedSession) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
 	t := h.target(ctx, s.Method)
-	if t == h.session {
-		s.PlaceArgs = h.guardingPassed(s.PlaceArgs)
+	if t == h.session && h.membrane != nil {
+		return h.membrane.SendIn(h.admitting(ctx), t, s)
 	}
 	return t.SendCall(h.admitting(ctx), s)
 }
 
 func (h *guardedSession) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
 	t := h.target(ctx, r.Method)
-	if t == h.session {
-		h.guardPassed(r.Args.Message(), 0)
+	if t == h.session && h.membrane != nil {
+		return h.membrane.RecvIn(h.admitting(ctx), t, r)
 	}
 	return t.RecvCall(h.admitting(ctx), r)
 }

@@ -7,10 +7,10 @@
 // (bindings that are unbound, shares that are revoked; the gatekeeper and
 // sharing work). Today the test host (internal/memhost) uses it, to prove
 // that a revoked host capability fails inside a guest; the gatekeepers'
-// desk, to cut off a binding's capabilities when it is unbound; and the
-// server, to cut off the capabilities a client passed into a session once
-// the session's token or share is revoked. The server's storage of a
-// removed gadget is cut off by its own closed flag.
+// desk, to cut off a binding's capabilities when it is unbound. What
+// crosses a user's session is cut off by the session's membrane
+// (internal/membrane) instead, and the server's storage of a removed
+// gadget by its own closed flag.
 package revocable
 
 import (

@@ -59,7 +59,12 @@ func (c *Counter) Increment(ctx context.Context, call counterpb.Counter_incremen
 	c.mu.Unlock()
 	for _, l := range listeners {
 		f, release := l.Changed(ctx, func(p counterpb.Listener_changed_Params) error { p.SetValue(v); return nil })
-		_, _ = f.Struct()
+		if res, err := f.Struct(); err == nil && res.HasNext() {
+			// A follow-up subscription, as the gadget's counter keeps one.
+			c.mu.Lock()
+			c.listeners = append(c.listeners, res.Next().AddRef())
+			c.mu.Unlock()
+		}
 		release()
 		l.Release()
 	}

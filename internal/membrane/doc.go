@@ -1,0 +1,17 @@
+// Package membrane separates an inside (a gadget, seen through one user's
+// session) from an outside (that user's client) so that one check governs
+// everything that passes between them, however it passed.
+//
+// A capability that crosses the membrane, in either direction, in the params
+// or the results of a call through it (pipelined calls included), arrives
+// wrapped: every call on the wrapper is checked, and what crosses in that
+// call is wrapped in turn. So a user's listener the gadget holds, a second
+// capability that listener returned to the gadget, an object the gadget
+// handed the user and whatever the user passed through that object are all
+// behind the same check, and once it fails for good the membrane releases
+// every capability it wraps. A wrapper that crosses back to the side its
+// target lives on is unwrapped, so each side still recognizes its own
+// objects. This is the membrane of the object-capability literature (Mark
+// Miller's thesis, section 9; Sandstorm's membranes), built from go-capnp's
+// ClientHook.
+package membrane
