@@ -77,12 +77,18 @@ interface Workspace {
   # caller becomes its owner. `name` is a label for humans; empty means the
   # blueprint's name.
 
-  gadgets @3 () -> (gadgets :List(ListedGadget));
+  gadgets @3 (after :Text, limit :UInt32) -> (gadgets :List(ListedGadget), next :Text);
   # The gadgets this user can reach (their own and those shared with them,
-  # `GadgetInfo.sharedBy` tells which), oldest first, each with its Gadget
-  # capability: the listing is the authority, no id needs looking up again.
-  # Release what you do not keep: each counts against your connection's
-  # bound on capabilities held.
+  # `GadgetInfo.sharedBy` tells which), oldest first, a page at a time, each
+  # with its Gadget capability: the listing is the authority, no id needs
+  # looking up again. Release what you do not keep: each counts against your
+  # connection's bound on capabilities held.
+  #
+  # A page holds at most `limit` gadgets (0 means 100; more than 1000 is
+  # refused). `after` is empty for the first page and the previous page's
+  # `next` for each later one; `next` is empty on the last page. A cursor is
+  # opaque and stays valid when gadgets come and go between pages: those
+  # created since appear at the end, those removed are skipped.
 
   open @4 (id :Text) -> (gadget :Gadget);
   # The gadget with this id, attenuated to the caller's role.

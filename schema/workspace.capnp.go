@@ -762,7 +762,7 @@ func (c Workspace) Gadgets(ctx context.Context, params func(Workspace_gadgets_Pa
 		},
 	}
 	if params != nil {
-		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.ArgsSize = capnp.ObjectSize{DataSize: 8, PointerCount: 1}
 		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_gadgets_Params(s)) }
 	}
 
@@ -1497,7 +1497,7 @@ func (c Workspace_gadgets) Args() Workspace_gadgets_Params {
 
 // AllocResults allocates the results struct.
 func (c Workspace_gadgets) AllocResults() (Workspace_gadgets_Results, error) {
-	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 2})
 	return Workspace_gadgets_Results(r), err
 }
 
@@ -2319,12 +2319,12 @@ type Workspace_gadgets_Params capnp.Struct
 const Workspace_gadgets_Params_TypeID = 0xee0bb87552e208ee
 
 func NewWorkspace_gadgets_Params(s *capnp.Segment) (Workspace_gadgets_Params, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
 	return Workspace_gadgets_Params(st), err
 }
 
 func NewRootWorkspace_gadgets_Params(s *capnp.Segment) (Workspace_gadgets_Params, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1})
 	return Workspace_gadgets_Params(st), err
 }
 
@@ -2360,13 +2360,38 @@ func (s Workspace_gadgets_Params) Message() *capnp.Message {
 func (s Workspace_gadgets_Params) Segment() *capnp.Segment {
 	return capnp.Struct(s).Segment()
 }
+func (s Workspace_gadgets_Params) After() (string, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.Text(), err
+}
+
+func (s Workspace_gadgets_Params) HasAfter() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Workspace_gadgets_Params) AfterBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(0)
+	return p.TextBytes(), err
+}
+
+func (s Workspace_gadgets_Params) SetAfter(v string) error {
+	return capnp.Struct(s).SetText(0, v)
+}
+
+func (s Workspace_gadgets_Params) Limit() uint32 {
+	return capnp.Struct(s).Uint32(0)
+}
+
+func (s Workspace_gadgets_Params) SetLimit(v uint32) {
+	capnp.Struct(s).SetUint32(0, v)
+}
 
 // Workspace_gadgets_Params_List is a list of Workspace_gadgets_Params.
 type Workspace_gadgets_Params_List = capnp.StructList[Workspace_gadgets_Params]
 
 // NewWorkspace_gadgets_Params creates a new list of Workspace_gadgets_Params.
 func NewWorkspace_gadgets_Params_List(s *capnp.Segment, sz int32) (Workspace_gadgets_Params_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 8, PointerCount: 1}, sz)
 	return capnp.StructList[Workspace_gadgets_Params](l), err
 }
 
@@ -2384,12 +2409,12 @@ type Workspace_gadgets_Results capnp.Struct
 const Workspace_gadgets_Results_TypeID = 0xd37782a80dd09584
 
 func NewWorkspace_gadgets_Results(s *capnp.Segment) (Workspace_gadgets_Results, error) {
-	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2})
 	return Workspace_gadgets_Results(st), err
 }
 
 func NewRootWorkspace_gadgets_Results(s *capnp.Segment) (Workspace_gadgets_Results, error) {
-	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2})
 	return Workspace_gadgets_Results(st), err
 }
 
@@ -2448,13 +2473,30 @@ func (s Workspace_gadgets_Results) NewGadgets(n int32) (ListedGadget_List, error
 	err = capnp.Struct(s).SetPtr(0, l.ToPtr())
 	return l, err
 }
+func (s Workspace_gadgets_Results) Next() (string, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.Text(), err
+}
+
+func (s Workspace_gadgets_Results) HasNext() bool {
+	return capnp.Struct(s).HasPtr(1)
+}
+
+func (s Workspace_gadgets_Results) NextBytes() ([]byte, error) {
+	p, err := capnp.Struct(s).Ptr(1)
+	return p.TextBytes(), err
+}
+
+func (s Workspace_gadgets_Results) SetNext(v string) error {
+	return capnp.Struct(s).SetText(1, v)
+}
 
 // Workspace_gadgets_Results_List is a list of Workspace_gadgets_Results.
 type Workspace_gadgets_Results_List = capnp.StructList[Workspace_gadgets_Results]
 
 // NewWorkspace_gadgets_Results creates a new list of Workspace_gadgets_Results.
 func NewWorkspace_gadgets_Results_List(s *capnp.Segment, sz int32) (Workspace_gadgets_Results_List, error) {
-	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 2}, sz)
 	return capnp.StructList[Workspace_gadgets_Results](l), err
 }
 

@@ -522,7 +522,7 @@ func (c Workspace) GadgetsSync(ctx context.Context, params func(Workspace_gadget
 		},
 	}
 	if params != nil {
-		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.ArgsSize = capnp.ObjectSize{DataSize: 8, PointerCount: 1}
 		s.PlaceArgs = func(s capnp.Struct) error { return params(Workspace_gadgets_Params(s)) }
 	}
 	res, release, err := callsync.Call(ctx, capnp.Client(c), s)

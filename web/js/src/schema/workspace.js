@@ -422,8 +422,20 @@ class Workspace_Gadgets$Params extends $.Struct {
   static _capnp = {
     displayName: "gadgets$Params",
     id: "ee0bb87552e208ee",
-    size: new $.ObjectSize(0, 0)
+    size: new $.ObjectSize(8, 1)
   };
+  get after() {
+    return $.utils.getText(0, this);
+  }
+  set after(value) {
+    $.utils.setText(0, value, this);
+  }
+  get limit() {
+    return $.utils.getUint32(0, this);
+  }
+  set limit(value) {
+    $.utils.setUint32(0, value, this);
+  }
   toString() {
     return "Workspace_Gadgets$Params_" + super.toString();
   }
@@ -432,7 +444,7 @@ class Workspace_Gadgets$Results extends $.Struct {
   static _capnp = {
     displayName: "gadgets$Results",
     id: "d37782a80dd09584",
-    size: new $.ObjectSize(0, 1)
+    size: new $.ObjectSize(0, 2)
   };
   static _Gadgets;
   _adoptGadgets(value) {
@@ -452,6 +464,12 @@ class Workspace_Gadgets$Results extends $.Struct {
   }
   set gadgets(value) {
     $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  get next() {
+    return $.utils.getText(1, this);
+  }
+  set next(value) {
+    $.utils.setText(1, value, this);
   }
   toString() {
     return "Workspace_Gadgets$Results_" + super.toString();
@@ -1455,10 +1473,16 @@ class Workspace$Client {
   }
   /**
   * The gadgets this user can reach (their own and those shared with them,
-  * `GadgetInfo.sharedBy` tells which), oldest first, each with its Gadget
-  * capability: the listing is the authority, no id needs looking up again.
-  * Release what you do not keep: each counts against your connection's
-  * bound on capabilities held.
+  * `GadgetInfo.sharedBy` tells which), oldest first, a page at a time, each
+  * with its Gadget capability: the listing is the authority, no id needs
+  * looking up again. Release what you do not keep: each counts against your
+  * connection's bound on capabilities held.
+  *
+  * A page holds at most `limit` gadgets (0 means 100; more than 1000 is
+  * refused). `after` is empty for the first page and the previous page's
+  * `next` for each later one; `next` is empty on the last page. A cursor is
+  * opaque and stays valid when gadgets come and go between pages: those
+  * created since appear at the end, those removed are skipped.
   *
   */
   gadgets(paramsFunc) {
