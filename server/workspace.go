@@ -1,8 +1,12 @@
 package server
 
 import (
+	"cmp"
 	"context"
+	"encoding/base64"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,21 +156,65 @@ func (w *workspace) reachable(ctx context.Context) ([]store.GadgetAccess, error)
 	return all, nil
 }
 
+// A listing comes a page at a time: gadgets others share with a user are not
+// bounded by the user's own gadget quota, so a listing in one answer could
+// grow past the message limit, or its capabilities past the connection's
+// export bound, and the user could then never list their workspace.
+const (
+	defaultListingPage = 100  // a page when the caller asks for 0
+	maxListingPage     = 1000 // the most a page holds, well inside both bounds
+)
+
 func (w *workspace) Gadgets(ctx context.Context, call schema.Workspace_gadgets) error {
-	gadgets, err := w.reachable(ctx)
+	limit := int(call.Args().Limit())
+	switch {
+	case limit == 0:
+		limit = defaultListingPage
+	case limit > maxListingPage:
+		return fmt.Errorf("limit %d is more than %d, the most one page holds", limit, maxListingPage)
+	}
+	after, err := call.Args().After()
 	if err != nil {
 		return err
 	}
+	var from listingPos
+	if after != "" {
+		if from, err = parseListingCursor(after); err != nil {
+			return err
+		}
+	}
+	all, err := w.reachable(ctx)
+	if err != nil {
+		return err
+	}
+	// The page starts strictly after the cursor's position, whether or not
+	// a gadget is still there.
+	start := 0
+	if after != "" {
+		i, found := slices.BinarySearchFunc(all, from, func(a store.GadgetAccess, p listingPos) int {
+			return positionOf(a).compare(p)
+		})
+		start = i
+		if found {
+			start++
+		}
+	}
+	page := all[start:min(start+limit, len(all))]
 	names := w.names()
 	res, err := call.AllocResults()
 	if err != nil {
 		return err
 	}
-	list, err := res.NewGadgets(int32(len(gadgets)))
+	if start+len(page) < len(all) {
+		if err := res.SetNext(positionOf(page[len(page)-1]).cursor()); err != nil {
+			return err
+		}
+	}
+	list, err := res.NewGadgets(int32(len(page)))
 	if err != nil {
 		return err
 	}
-	for i, a := range gadgets {
+	for i, a := range page {
 		entry := list.At(i)
 		info, err := entry.NewInfo()
 		if err != nil {
@@ -180,6 +228,61 @@ func (w *workspace) Gadgets(ctx context.Context, call schema.Workspace_gadgets) 
 		}
 	}
 	return nil
+}
+
+// listingPos is a gadget's place in the listing's order (reachable's).
+type listingPos struct {
+	createdAt int64 // Unix nanoseconds: exact, as the order compares times
+	id        string
+}
+
+func positionOf(a store.GadgetAccess) listingPos {
+	return listingPos{createdAt: a.Gadget.CreatedAt.UnixNano(), id: a.Gadget.ID}
+}
+
+func (p listingPos) compare(q listingPos) int {
+	if c := cmp.Compare(p.createdAt, q.createdAt); c != 0 {
+		return c
+	}
+	return strings.Compare(p.id, q.id)
+}
+
+// A listing cursor is a position, nothing more: it names no user and grants
+// nothing, so whoever presents it gets their own gadgets after that place.
+// It is base64url of the tag, the time and the id, so that clients treat it
+// as opaque and a cursor from elsewhere is told apart from one of ours.
+const listingCursorTag = "gadgets1"
+
+func (p listingPos) cursor() string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%s.%d.%s", listingCursorTag, p.createdAt, p.id))
+}
+
+// errListingCursor is the error of every cursor this server did not make.
+const errListingCursor = errString("after is not a cursor of this listing: pass empty for the first page, or the previous page's next")
+
+func parseListingCursor(s string) (listingPos, error) {
+	if len(s) > 200 { // ours are under 80
+		return listingPos{}, errListingCursor
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return listingPos{}, errListingCursor
+	}
+	parts := strings.Split(string(raw), ".")
+	if len(parts) != 3 || parts[0] != listingCursorTag || !isID(parts[2]) {
+		return listingPos{}, errListingCursor
+	}
+	t, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return listingPos{}, errListingCursor
+	}
+	return listingPos{createdAt: t, id: parts[2]}, nil
+}
+
+// isID reports whether s could be an id store.NewID made: lower-case
+// base32.
+func isID(s string) bool {
+	return s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz234567") == ""
 }
 
 func (w *workspace) Open(ctx context.Context, call schema.Workspace_open) error {
