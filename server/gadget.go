@@ -126,7 +126,9 @@ func (g *gadgetCap) session(ctx context.Context, detach func(), frame *frameLink
 		here.leave()
 		return capnp.Client{}, fmt.Errorf("gadget %q returned no session from Guest.open", g.id)
 	}
-	return here.hold(g.cred.guardSession(session.AddRef(), share, &sessionSaver{g: g, role: a.Role, frame: frame})), nil
+	guarded := g.cred.guardSession(session.AddRef(), share, &sessionSaver{g: g, role: a.Role, frame: frame})
+	here.attach(guarded)
+	return capnp.NewClient(guarded), nil
 }
 
 // fillCaller describes g's user to the gadget of a, with a's role and the

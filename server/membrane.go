@@ -54,6 +54,15 @@ func (h *guardedSession) access(ctx context.Context) error {
 	return h.share.check(ctx)
 }
 
+// end ends the session for good with err, the reason its guard failed:
+// everything that crossed it is released, and a frame's websocket closes.
+func (h *guardedSession) end(err error) {
+	if h.membrane != nil {
+		h.membrane.Close(err)
+	}
+	h.lost(err)
+}
+
 // lost ends the websocket of a frame's session whose guard failed with
 // err, if err says the session is gone for good (frameticket.go).
 func (h *guardedSession) lost(err error) {

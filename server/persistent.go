@@ -252,5 +252,8 @@ func (ws *workspace) DropSaved(ctx context.Context, call schema.Workspace_dropSa
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("unknown saved token id %.64q", id)
 	}
+	if err == nil {
+		ws.s.presence.endRevoked(ctx, "")
+	}
 	return err
 }

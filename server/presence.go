@@ -4,22 +4,23 @@ package server
 // open now, per gadget, kept by the sessions themselves. gadgetCap.session,
 // the one way a session is opened (Gadget.open, a frame ticket's websocket,
 // Gateway.restore of a saved session), enters one before it asks the guest,
-// so a guest asking during open finds its own caller, and wraps the
-// session it hands out in a presentHook, whose Shutdown leaves. go-capnp runs Shutdown once, when the
-// last reference anywhere is gone: the client's release, its connection's
-// end, the frame's websocket closing. A failed open leaves at once. So the
-// registry holds the live sessions and nothing else; a gadget's map goes
-// with its last session.
+// so a guest asking during open finds its own caller, and attaches the
+// guarded session it hands out, whose Shutdown leaves. go-capnp runs
+// Shutdown once, when the last reference anywhere is gone: the client's
+// release, its connection's end, the frame's websocket closing. A failed
+// open leaves at once. So the registry holds the live sessions and nothing
+// else; a gadget's map goes with its last session.
 //
 // A revoked or expired session stays entered while its holder still holds
 // the capability, but no answer counts it: present checks every entry's
 // credential and share as the session's own calls do, and leaves out those
-// that fail as disconnected.
+// that fail as disconnected. The same registry lets a revocation end the
+// sessions it cut off at once (endRevoked), rather than at their next call.
 //
-// Locking: presence.mu guards the map and the sequence, and is held only to
-// enter, leave or copy one gadget's entries: never while checking an entry
-// (which may read the store) or calling anything. An entry's fields never
-// change after enter.
+// Locking: presence.mu guards the map, the sequence and each entry's guard,
+// and is held only to enter, attach, leave or copy entries: never while
+// checking an entry (which may read the store) or calling anything. An
+// entry's other fields never change after enter.
 
 import (
 	"cmp"
@@ -48,6 +49,7 @@ type presentSession struct {
 	began    uint64
 	cred     *credential // the session's guards (nil: none)
 	share    *shareCheck
+	guard    *guardedSession // the session handed out, once attached
 }
 
 // present is one user with a session open, as SessionContext.present
@@ -88,10 +90,38 @@ func (ps *presentSession) leave() {
 	}
 }
 
-// hold returns session, taking ownership of it, as a capability that
-// leaves ps once its last reference is gone.
-func (ps *presentSession) hold(session capnp.Client) capnp.Client {
-	return capnp.NewClient(&presentHook{session: session, entry: ps})
+// attach records gs as the session ps stands for; gs leaves ps when its
+// last reference is gone.
+func (ps *presentSession) attach(gs *guardedSession) {
+	ps.p.mu.Lock()
+	defer ps.p.mu.Unlock()
+	ps.guard = gs
+	gs.entry = ps
+}
+
+// endRevoked ends every session of gadget gadgetID (of every gadget, if
+// "") whose guard now fails for good, as a revocation that could have cut
+// it off returns: everything that crossed it is released, and a frame's
+// websocket closes with the reason.
+func (p *presence) endRevoked(ctx context.Context, gadgetID string) {
+	p.mu.Lock()
+	var guards []*guardedSession
+	for id, sessions := range p.gadgets {
+		if gadgetID != "" && id != gadgetID {
+			continue
+		}
+		for ps := range sessions {
+			if ps.guard != nil {
+				guards = append(guards, ps.guard)
+			}
+		}
+	}
+	p.mu.Unlock()
+	for _, gs := range guards {
+		if err := gs.access(ctx); capnp.IsDisconnected(err) {
+			gs.end(err)
+		}
+	}
 }
 
 // of returns the users with a valid session of gadget gadgetID open, in
@@ -127,34 +157,3 @@ func (p *presence) of(ctx context.Context, gadgetID string) ([]present, error) {
 	}
 	return people, nil
 }
-
-// presentHook is a session as gadgetCap.session hands it out: it forwards
-// every call straight to the guarded session (same goroutine, no copy), as
-// countedHook does, and leaves presence when its last reference is gone.
-type presentHook struct {
-	session capnp.Client
-	entry   *presentSession
-}
-
-func (h *presentHook) Send(ctx context.Context, s capnp.Send) (*capnp.Answer, capnp.ReleaseFunc) {
-	return h.session.SendCall(ctx, s)
-}
-
-func (h *presentHook) Recv(ctx context.Context, r capnp.Recv) capnp.PipelineCaller {
-	return h.session.RecvCall(ctx, r)
-}
-
-// Brand is the session's own, so wasmhost still knows its session when a
-// client hands it back.
-func (h *presentHook) Brand() capnp.Brand {
-	snap := h.session.Snapshot()
-	defer snap.Release()
-	return snap.Brand()
-}
-
-func (h *presentHook) Shutdown() {
-	h.entry.leave()
-	h.session.Release()
-}
-
-func (h *presentHook) String() string { return "present " + h.session.String() }

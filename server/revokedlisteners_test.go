@@ -320,3 +320,75 @@ func TestWhatASessionHandedOutIsCutOffWithItsUsersAccess(t *testing.T) {
 		t.Fatalf("a listener passed through the handle after the revocation heard %v", heard)
 	}
 }
+
+// A revocation ends the sessions it cut off as it returns, with no call
+// needed to find out: the revoked user's listener is released (the
+// gadget dropped it), their frame's websocket closes, and the other
+// user's session goes on as before. (Both waited for the gadget's next
+// call, and a frame that only listened stayed open until then.)
+func TestARevocationEndsTheSessionsItCutOffAsItReturns(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		revoke func(t *testing.T, h *harness, g schema.Gadget, bob schema.Workspace, linkID string)
+	}{
+		{"unshare", func(t *testing.T, _ *harness, g schema.Gadget, _ schema.Workspace, _ string) {
+			if _, err := unshare(t, g, "bob"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a lowered role", func(t *testing.T, _ *harness, g schema.Gadget, _ schema.Workspace, _ string) {
+			mustShare(t, g, "bob", schema.Role_viewer)
+		}},
+		{"a revoked link", func(t *testing.T, _ *harness, g schema.Gadget, _ schema.Workspace, linkID string) {
+			if _, err := revokeLink(t, g, linkID); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a revoked token", func(t *testing.T, h *harness, _ schema.Gadget, bob schema.Workspace, _ string) {
+			if err := revokeToken(testCtx(t), h.login(t, h.token("bob")), currentTokenID(t, bob)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := start(t, t.TempDir())
+			ws := h.users(t, "alice", "bob")
+			g, id := create(t, ws["alice"], "counter")
+			var bobs schema.Gadget
+			var linkID string
+			if c.name == "a revoked link" {
+				var secret string
+				secret, linkID = mustLink(t, g, schema.Role_editor, linkOpts{})
+				bobs = mustRedeem(t, ws["bob"], secret)
+			} else {
+				mustShare(t, g, "bob", schema.Role_editor)
+				bobs = openGadget(t, ws["bob"], id)
+			}
+			bobsListener := watchWith(t, session(t, bobs))
+			frameSession, frame := h.openFrame(t, bobs)
+			framesListener := watchWith(t, frameSession)
+			alicesListener := watchWith(t, session(t, g))
+
+			c.revoke(t, h, g, ws["bob"], linkID)
+			for name, l := range map[string]*releasedListener{"bob's listener": bobsListener, "bob's frame's listener": framesListener} {
+				select {
+				case <-l.released:
+				case <-testCtx(t).Done():
+					t.Fatalf("%s is still held after the revocation returned", name)
+				}
+			}
+			requireClosed(t, frame, "after the revocation returned")
+			select {
+			case <-alicesListener.released:
+				t.Fatal("alice's listener was released by bob's revocation")
+			default:
+			}
+			if _, err := countertest.Increment(testCtx(t), session(t, g)); err != nil {
+				t.Fatal(err)
+			}
+			if heard := alicesListener.heard(); !slices.Equal(heard, []int64{1}) {
+				t.Fatalf("alice's listener heard %v, want [1]", heard)
+			}
+		})
+	}
+}

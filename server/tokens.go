@@ -176,10 +176,10 @@ func guardMethods(methods []capnpserver.Method, check func(context.Context) erro
 // checks c and share (shares.go; nil for the owner's session) first, taking
 // ownership of session; and so that saver, never the guest, answers its
 // Persistent.save (persistent.go).
-func (c *credential) guardSession(session capnp.Client, share *shareCheck, saver *sessionSaver) capnp.Client {
+func (c *credential) guardSession(session capnp.Client, share *shareCheck, saver *sessionSaver) *guardedSession {
 	h := &guardedSession{session: session, cred: c, share: share, save: saver}
 	h.membrane = h.newMembrane()
-	return capnp.NewClient(h)
+	return h
 }
 
 // guardedSession forwards every call straight to the session (same
@@ -194,6 +194,7 @@ type guardedSession struct {
 	cred     *credential
 	share    *shareCheck
 	membrane *membrane.Membrane // nil when there is no guard
+	entry    *presentSession    // its entry in presence, which it leaves on Shutdown
 
 	save      *sessionSaver
 	saverOnce sync.Once
@@ -270,6 +271,9 @@ func (h *guardedSession) Brand() capnp.Brand {
 }
 
 func (h *guardedSession) Shutdown() {
+	if h.entry != nil {
+		h.entry.leave()
+	}
 	h.session.Release()
 	h.refuseOnce.Do(func() {}) // orders this read of refuser after its making
 	h.refuser.Release()
@@ -338,6 +342,9 @@ func (w *workspace) RevokeToken(ctx context.Context, call schema.Workspace_revok
 	err = w.s.store.DeleteToken(ctx, w.user.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("unknown token id %q", id)
+	}
+	if err == nil {
+		w.s.presence.endRevoked(ctx, "")
 	}
 	return err
 }

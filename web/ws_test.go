@@ -106,7 +106,13 @@ func dialWS(t testing.TB, url string, header http.Header) (*websocket.Conn, *htt
 // capability; both are released when the test ends.
 func rpcOver(t testing.TB, ws *websocket.Conn) capnp.Client {
 	t.Helper()
-	conn := rpc.NewConn(wsclient.NewTransport(ws), nil)
+	return rpcOverWith(t, ws, nil)
+}
+
+// rpcOverWith is rpcOver with the connection's options.
+func rpcOverWith(t testing.TB, ws *websocket.Conn, opts *rpc.Options) capnp.Client {
+	t.Helper()
+	conn := rpc.NewConn(wsclient.NewTransport(ws), opts)
 	boot := conn.Bootstrap(context.Background())
 	t.Cleanup(func() {
 		boot.Release()

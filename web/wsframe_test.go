@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"capnproto.org/go/capnp/v3"
+	"capnproto.org/go/capnp/v3/rpc"
 
 	"github.com/gadgetd/gadgetd/internal/testcounter/counterpb"
 	"github.com/gadgetd/gadgetd/schema"
@@ -152,9 +153,27 @@ func revokeToken(t testing.TB, ws schema.Workspace, id string) {
 	}
 }
 
+// abortReasons hears what a connection's peer said as it aborted it: an
+// rpc.Logger, to which go-capnp reports a remote abort as an error.
+type abortReasons chan string
+
+func (a abortReasons) Error(msg string, _ ...any) {
+	if strings.Contains(msg, "remote abort") {
+		select {
+		case a <- msg:
+		default:
+		}
+	}
+}
+
+func (abortReasons) Debug(string, ...any) {}
+func (abortReasons) Info(string, ...any)  {}
+func (abortReasons) Warn(string, ...any)  {}
+
 // A ticket is as good as the token it was issued under: revoked before
 // the ticket is used, the ticket is refused; revoked after, the frame's
-// session fails from its next call, like any session.
+// websocket closes as the revocation returns, saying why in its Abort,
+// and its session answers nothing more.
 func TestAFrameTicketDiesWithItsToken(t *testing.T) {
 	h := startWS(t, nil)
 	admin := h.loginOverWS(t, h.token(t, "alice"))
@@ -163,19 +182,28 @@ func TestAFrameTicketDiesWithItsToken(t *testing.T) {
 	gadget, _ := createCounter(t, ws)
 	before, _ := frameTicket(t, gadget)
 	live, _ := frameTicket(t, gadget)
-	boot, status, body := h.dialFrame(t, live, nil)
-	if status != http.StatusSwitchingProtocols {
-		t.Fatalf("/ws/frame answered %d %q", status, body)
+	conn, _, err := dialWS(t, h.url+"/ws/frame?ticket="+url.QueryEscape(live), nil)
+	if err != nil {
+		t.Fatalf("dialing /ws/frame: %v", err)
 	}
-	frame := counterpb.Counter(boot)
+	reasons := make(abortReasons, 1)
+	frame := counterpb.Counter(rpcOverWith(t, conn, &rpc.Options{Logger: reasons}))
 	increment(t, frame)
 
 	revokeToken(t, admin, secondID)
+	select {
+	case reason := <-reasons:
+		if !strings.Contains(reason, "revoked") {
+			t.Fatalf("the frame's websocket was aborted with %q, want the reason it was revoked", reason)
+		}
+	case <-testCtx(t).Done():
+		t.Fatal("the frame's websocket is still open after its token was revoked")
+	}
 	h.requireFrameRefused(t, before, "revoked")
 	f, release := frame.Increment(testCtx(t), nil)
 	defer release()
-	if _, err := f.Struct(); err == nil || !strings.Contains(err.Error(), "revoked") {
-		t.Fatalf("increment through a frame whose token was revoked: %v, want an error saying it was revoked", err)
+	if _, err := f.Struct(); err == nil {
+		t.Fatal("an increment through a frame whose token was revoked succeeded")
 	}
 }
 
