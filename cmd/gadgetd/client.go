@@ -58,23 +58,48 @@ func withClientFlags(fs *flag.FlagSet, args []string, minArgs, maxArgs int, stdo
 	return do(ctx, res.Workspace(), pos, stdout)
 }
 
+// lsPage is how many gadgets `ls` asks for at a time (the server holds a
+// page to at most 1000).
+const lsPage = 500
+
 func listGadgets(ctx context.Context, ws schema.Workspace, _ []string, stdout io.Writer) error {
-	f, release := ws.Gadgets(ctx, nil)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tBLUEPRINT\tROLE\tSHARED BY\tCREATED")
+	after := ""
+	for {
+		next, err := printGadgetsPage(ctx, ws, after, tw)
+		if err != nil {
+			return err
+		}
+		if next == "" {
+			return tw.Flush()
+		}
+		after = next
+	}
+}
+
+// printGadgetsPage prints the page of the listing after cursor after and
+// returns the next cursor. It releases the page, the Gadget capabilities
+// with it: ls keeps only text, and what a client holds counts against its
+// connection's bound.
+func printGadgetsPage(ctx context.Context, ws schema.Workspace, after string, w io.Writer) (next string, err error) {
+	f, release := ws.Gadgets(ctx, func(p schema.Workspace_gadgets_Params) error {
+		p.SetLimit(lsPage)
+		return p.SetAfter(after)
+	})
 	defer release()
 	res, err := f.Struct()
 	if err != nil {
-		return err
+		return "", err
 	}
 	list, err := res.Gadgets()
 	if err != nil {
-		return err
+		return "", err
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tBLUEPRINT\tROLE\tSHARED BY\tCREATED")
 	for i := 0; i < list.Len(); i++ {
 		g, err := list.At(i).Info()
 		if err != nil {
-			return err
+			return "", err
 		}
 		id, _ := g.Id()
 		name, _ := g.Name()
@@ -84,9 +109,9 @@ func listGadgets(ctx context.Context, ws schema.Workspace, _ []string, stdout io
 		if by == "" {
 			by = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\t%s\t%s\n", id, name, bp, version, g.Role(), by, formatMillis(g.CreatedAt()))
+		fmt.Fprintf(w, "%s\t%s\t%s %s\t%s\t%s\t%s\n", id, name, bp, version, g.Role(), by, formatMillis(g.CreatedAt()))
 	}
-	return tw.Flush()
+	return res.Next()
 }
 
 func newGadget(ctx context.Context, ws schema.Workspace, args []string, stdout io.Writer) error {
