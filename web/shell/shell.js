@@ -20,6 +20,8 @@ import { ShareDialog } from "/shell/sharing.js";
 const TOKEN_KEY = "gadgetd.token";
 const CONSOLE_LINES = 500;
 const LOG_LINES = 200;
+// How many gadgets the shell asks the workspace's listing for at a time.
+const LIST_PAGE = 500;
 // Bounds on what a frame can make the shell draw (the frame is untrusted,
 // and a buggy one logging in a loop must not freeze the shell either): each
 // entry's text is cut to ENTRY_CHARS, and a frame's console gets
@@ -370,14 +372,29 @@ function whose(g) {
   return g.sharedBy ? `shared by ${g.sharedBy} · ${roleName(g.role)}` : "yours";
 }
 
+// listGadgets reads the workspace's listing page by page (the server
+// answers at most 1000 gadgets at a time) and keeps what the shell shows of
+// each. The shell keeps ids: it lets go of each page's capabilities once
+// read, as each counts against the connection's bound.
+async function listGadgets(ws) {
+  const gadgets = [];
+  let after = "";
+  do {
+    const res = await ws.gadgets((p) => {
+      p.after = after;
+      p.limit = LIST_PAGE;
+    }).promise();
+    gadgets.push(...res.gadgets.map((g) => gadgetInfo(g.info)));
+    after = res.next;
+    await Promise.all(res.gadgets.map((g) => release(g.gadget)));
+  } while (after);
+  return gadgets;
+}
+
 async function refreshGadgets() {
   const err = $("list-error");
   try {
-    const ws = await workspace();
-    const res = await ws.gadgets().promise();
-    state.gadgets = res.gadgets.map((g) => gadgetInfo(g.info));
-    // The shell keeps ids: let go of the listing's capabilities now.
-    await Promise.all(res.gadgets.map((g) => release(g.gadget)));
+    state.gadgets = await listGadgets(await workspace());
     if (err) {
       err.textContent = "";
     }
