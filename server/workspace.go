@@ -188,7 +188,9 @@ func (w *workspace) Gadgets(ctx context.Context, call schema.Workspace_gadgets) 
 		return err
 	}
 	// The page starts strictly after the cursor's position, whether or not
-	// a gadget is still there.
+	// a gadget is still there. Gadgets are created at whole milliseconds, so
+	// one made since comes after it unless made within that millisecond
+	// with a smaller id (or under a clock set back).
 	start := 0
 	if after != "" {
 		i, found := slices.BinarySearchFunc(all, from, func(a store.GadgetAccess, p listingPos) int {
