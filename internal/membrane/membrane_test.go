@@ -146,6 +146,22 @@ func newHeldGadget(t *testing.T, cfg membrane.Config, hold chan struct{}) *gadge
 	return g
 }
 
+// overConnection returns the client's counter as a peer of a connection
+// sees it, with g.outside as the connection's bootstrap: calls on it
+// arrive as received calls (Recv), pipelined ones included.
+func (g *gadget) overConnection(t *testing.T) counterpb.Counter {
+	left, right := net.Pipe()
+	server := rpc.NewConn(rpc.NewStreamTransport(left), &rpc.Options{BootstrapClient: capnp.Client(g.outside.AddRef())})
+	conn := rpc.NewConn(rpc.NewStreamTransport(right), nil)
+	remote := counterpb.Counter(conn.Bootstrap(context.Background()))
+	t.Cleanup(func() {
+		remote.Release()
+		conn.Close()
+		server.Close()
+	})
+	return remote
+}
+
 // heldWatch is a plain counter whose watch waits for hold to close, so
 // calls can be pipelined on its answer before it resolves.
 type heldWatch struct {
@@ -323,13 +339,7 @@ func TestRefusedHearsEveryCallRefusedForGood(t *testing.T) {
 func TestOverAConnectionPipelinedCallsAndResultsCrossToo(t *testing.T) {
 	ctx := context.Background()
 	g := newGadget(t, membrane.Config{})
-	left, right := net.Pipe()
-	server := rpc.NewConn(rpc.NewStreamTransport(left), &rpc.Options{BootstrapClient: capnp.Client(g.outside.AddRef())})
-	defer server.Close()
-	conn := rpc.NewConn(rpc.NewStreamTransport(right), nil)
-	defer conn.Close()
-	remote := counterpb.Counter(conn.Bootstrap(ctx))
-	defer remote.Release()
+	remote := g.overConnection(t)
 
 	first, firstCap := newEar(t)
 	followUp, followUpCap := newEar(t)
@@ -388,13 +398,7 @@ func TestCallsPipelinedOnAnUnfinishedCallCrossToo(t *testing.T) {
 			g := newHeldGadget(t, membrane.Config{}, hold)
 			counter := g.outside
 			if way == "over a connection" {
-				left, right := net.Pipe()
-				server := rpc.NewConn(rpc.NewStreamTransport(left), &rpc.Options{BootstrapClient: capnp.Client(g.outside.AddRef())})
-				defer server.Close()
-				conn := rpc.NewConn(rpc.NewStreamTransport(right), nil)
-				defer conn.Close()
-				counter = counterpb.Counter(conn.Bootstrap(ctx))
-				defer counter.Release()
+				counter = g.overConnection(t)
 			}
 			first, firstCap := newEar(t)
 			wf, releaseWatch := counter.Watch(ctx, func(p counterpb.Counter_watch_Params) error { return p.SetListener(firstCap) })

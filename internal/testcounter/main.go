@@ -117,16 +117,7 @@ type subscription struct {
 func (s *subscription) Shutdown() { s.c.unsubscribe(s) }
 
 func (s *subscription) Get(ctx context.Context, call counterpb.Handle_get) error {
-	v, err := load(ctx)
-	if err != nil {
-		return err
-	}
-	res, err := call.AllocResults()
-	if err != nil {
-		return err
-	}
-	res.SetValue(v)
-	return nil
+	return answerValue(ctx, call.AllocResults)
 }
 
 func (s *subscription) Watch(ctx context.Context, call counterpb.Handle_watch) error {
@@ -170,11 +161,17 @@ func (c *counter) Increment(ctx context.Context, call counterpb.Counter_incremen
 }
 
 func (c *counter) Get(ctx context.Context, call counterpb.Counter_get) error {
+	return answerValue(ctx, call.AllocResults)
+}
+
+// answerValue answers a call for the counter's value with results from
+// alloc.
+func answerValue[R interface{ SetValue(int64) }](ctx context.Context, alloc func() (R, error)) error {
 	v, err := load(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := call.AllocResults()
+	res, err := alloc()
 	if err != nil {
 		return err
 	}
