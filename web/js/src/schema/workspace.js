@@ -1481,8 +1481,12 @@ class Workspace$Client {
   * A page holds at most `limit` gadgets (0 means 100; more than 1000 is
   * refused). `after` is empty for the first page and the previous page's
   * `next` for each later one; `next` is empty on the last page. A cursor is
-  * opaque and stays valid when gadgets come and go between pages: those
-  * created since appear at the end, those removed are skipped.
+  * an opaque position in the order (creation time, then id) and stays valid
+  * when gadgets come and go between pages: those removed are skipped, and
+  * those that became reachable since appear if they sort after it. A gadget
+  * created since does, unless created in the very millisecond of the
+  * cursor's own; one shared with you since sorts by when it was created,
+  * and may not. List from the start again to be sure of everything.
   *
   */
   gadgets(paramsFunc) {
