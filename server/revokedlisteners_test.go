@@ -392,3 +392,29 @@ func TestARevocationEndsTheSessionsItCutOffAsItReturns(t *testing.T) {
 		})
 	}
 }
+
+// A session opened with a token that expires ends when it expires, though
+// no call announces it: its listener is released and its frame's
+// websocket closes. (Both waited for the next call.)
+func TestASessionEndsWhenItsTokenExpires(t *testing.T) {
+	h := start(t, t.TempDir())
+	ctx := testCtx(t)
+	alice := h.login(t, h.token("alice"))
+	_, id := create(t, alice, "counter")
+	token, _, err := newToken(ctx, alice, "short", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := openGadget(t, h.login(t, token), id)
+	l := watchWith(t, session(t, short))
+	frameSession, frame := h.openFrame(t, short)
+	framesListener := watchWith(t, frameSession)
+	for name, l := range map[string]*releasedListener{"the session's listener": l, "the frame's listener": framesListener} {
+		select {
+		case <-l.released:
+		case <-ctx.Done():
+			t.Fatalf("%s is still held after the token expired", name)
+		}
+	}
+	requireClosed(t, frame, "after its token expired")
+}

@@ -179,6 +179,14 @@ func guardMethods(methods []capnpserver.Method, check func(context.Context) erro
 func (c *credential) guardSession(session capnp.Client, share *shareCheck, saver *sessionSaver) *guardedSession {
 	h := &guardedSession{session: session, cred: c, share: share, save: saver}
 	h.membrane = h.newMembrane()
+	if c != nil && !c.expiresAt.IsZero() {
+		// An expiry is announced by no call: end the session when it comes.
+		h.expiry = time.AfterFunc(time.Until(c.expiresAt), func() {
+			if err := h.access(context.Background()); capnp.IsDisconnected(err) {
+				h.end(err)
+			}
+		})
+	}
 	return h
 }
 
@@ -195,6 +203,7 @@ type guardedSession struct {
 	share    *shareCheck
 	membrane *membrane.Membrane // nil when there is no guard
 	entry    *presentSession    // its entry in presence, which it leaves on Shutdown
+	expiry   *time.Timer        // ends the session when its token expires; nil if it never does
 
 	save      *sessionSaver
 	saverOnce sync.Once
@@ -271,6 +280,9 @@ func (h *guardedSession) Brand() capnp.Brand {
 }
 
 func (h *guardedSession) Shutdown() {
+	if h.expiry != nil {
+		h.expiry.Stop()
+	}
 	if h.entry != nil {
 		h.entry.leave()
 	}
