@@ -19,6 +19,7 @@ package membrane
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"capnproto.org/go/capnp/v3"
@@ -27,6 +28,17 @@ import (
 // ErrClosed is what calls through a membrane closed with a nil reason
 // fail with.
 var ErrClosed error = capnp.Disconnected("the membrane this capability came through is closed")
+
+// MaxDepth is how many wrappers, of any membranes, one capability may be
+// inside. A capability passed back and forth between two membranes with the
+// same inside (two sessions of one gadget) gains a wrapper at each crossing,
+// and each call through it runs them all; past MaxDepth a crossing gives
+// ErrTooDeep instead, so nobody can make a call cost without bound.
+const MaxDepth = 16
+
+// ErrTooDeep is what calls on a capability that crossed past MaxDepth fail
+// with.
+var ErrTooDeep = fmt.Errorf("capability refused: it was passed between sessions so many times that it would be inside more than %d wrappers; pass the original again", MaxDepth)
 
 // Config says what a membrane checks and how it tells the two sides apart.
 type Config struct {
@@ -126,10 +138,18 @@ func (m *Membrane) cross(c capnp.Client, in bool) capnp.Client {
 		}
 		return t
 	}
-	if in && m.cfg.Inside != nil && m.cfg.Inside(c) {
-		return c
+	if in && m.cfg.Inside != nil {
+		if own, ok := m.insideBehind(c); ok {
+			c.Release()
+			return own
+		}
 	}
-	h := &hook{m: m, inward: !in, target: c}
+	depth := depthOf(c) + 1
+	if depth > MaxDepth {
+		c.Release()
+		return capnp.ErrorClient(ErrTooDeep)
+	}
+	h := &hook{m: m, inward: !in, target: c, depth: depth}
 	m.mu.Lock()
 	if closed := m.closed; closed != nil {
 		m.mu.Unlock()
@@ -141,11 +161,52 @@ func (m *Membrane) cross(c capnp.Client, in bool) capnp.Client {
 	return capnp.NewClient(h)
 }
 
-// hookOf returns c's hook if c is a wrapper of m's, or nil.
-func (m *Membrane) hookOf(c capnp.Client) *hook {
+// insideBehind returns the inside's own object (a new reference) if c is
+// that object, or wraps it in wrappers, of any membranes, that each went
+// out (as when another session of the same gadget handed it to a user): a
+// call from the inside to its own object never leaves it, so no check of
+// theirs applies. It reports false otherwise.
+func (m *Membrane) insideBehind(c capnp.Client) (capnp.Client, bool) {
+	c = c.AddRef()
+	for range MaxDepth + 1 {
+		if m.cfg.Inside(c) {
+			return c, true
+		}
+		h := anyHookOf(c)
+		if h == nil || !h.inward {
+			break
+		}
+		h.m.mu.Lock()
+		t := h.target.AddRef()
+		h.m.mu.Unlock()
+		c.Release()
+		if c = t; !c.IsValid() {
+			break
+		}
+	}
+	c.Release()
+	return capnp.Client{}, false
+}
+
+// anyHookOf returns c's hook if c is a wrapper of any membrane's, or nil.
+func anyHookOf(c capnp.Client) *hook {
 	snap := c.Snapshot()
 	defer snap.Release()
-	if h, ok := snap.Brand().Value.(*hook); ok && h.m == m {
+	h, _ := snap.Brand().Value.(*hook)
+	return h
+}
+
+// depthOf is how many wrappers c is inside.
+func depthOf(c capnp.Client) int {
+	if h := anyHookOf(c); h != nil {
+		return h.depth
+	}
+	return 0
+}
+
+// hookOf returns c's hook if c is a wrapper of m's, or nil.
+func (m *Membrane) hookOf(c capnp.Client) *hook {
+	if h := anyHookOf(c); h != nil && h.m == m {
 		return h
 	}
 	return nil
@@ -287,6 +348,7 @@ func (m *Membrane) copyResults(res capnp.Struct, in bool) (*capnp.Message, capnp
 type hook struct {
 	m      *Membrane
 	inward bool         // calls on it go in: it went out
+	depth  int          // how many wrappers it is, itself included
 	target capnp.Client // guarded by m.mu; zero once released
 }
 

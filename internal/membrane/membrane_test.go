@@ -3,6 +3,7 @@ package membrane_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -429,5 +430,61 @@ func TestCallsPipelinedOnAnUnfinishedCallCrossToo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestACapabilityBouncedBetweenTwoMembranesIsRefusedPastMaxDepth: passing
+// an outside capability in through one membrane and out through another
+// with the same inside, again and again (two sessions of one gadget), adds
+// a wrapper at each crossing; past MaxDepth the crossing gives ErrTooDeep,
+// so no capability is inside more wrappers than that. (An outside tester
+// made one call cost 1.5 s and the server 1.2 GB with 80,000 rounds.)
+func TestACapabilityBouncedBetweenTwoMembranesIsRefusedPastMaxDepth(t *testing.T) {
+	ctx := context.Background()
+	open := membrane.Config{Check: func(context.Context) error { return nil }}
+	m1, m2 := membrane.New(open), membrane.New(open)
+	e, x := newEar(t)
+	c := capnp.Client(x)
+	refusedAt := 0
+	for round := 1; round <= 2*membrane.MaxDepth && refusedAt == 0; round++ {
+		c = m2.Out(m1.In(c))
+		f, release := counterpb.Listener(c).Changed(ctx, func(p counterpb.Listener_changed_Params) error {
+			p.SetValue(int64(round))
+			return nil
+		})
+		_, err := f.Struct()
+		release()
+		switch {
+		case err != nil && strings.Contains(err.Error(), fmt.Sprintf("more than %d wrappers", membrane.MaxDepth)):
+			refusedAt = round
+		case err != nil:
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	c.Release()
+	if refusedAt == 0 || refusedAt > membrane.MaxDepth/2+1 {
+		t.Fatalf("refused at round %d, want within %d rounds (two wrappers a round)", refusedAt, membrane.MaxDepth/2+1)
+	}
+	if heard := e.heardSoFar(); len(heard) != refusedAt-1 {
+		t.Fatalf("the listener heard %v, want every round before the refusal", heard)
+	}
+}
+
+// TestTheInsidesOwnObjectComesBackAsItselfThroughAnotherMembrane: an
+// object one session handed out, passed into another session of the same
+// gadget, arrives as the gadget's own object.
+func TestTheInsidesOwnObjectComesBackAsItselfThroughAnotherMembrane(t *testing.T) {
+	own := capnp.Client((&plaincounter.Counter{}).Client())
+	defer own.Release()
+	cfg := membrane.Config{
+		Check:  func(context.Context) error { return nil },
+		Inside: func(c capnp.Client) bool { return c.IsSame(own) },
+	}
+	m1, m2 := membrane.New(cfg), membrane.New(cfg)
+	handedOut := m1.Out(own.AddRef())
+	back := m2.In(handedOut)
+	defer back.Release()
+	if !back.IsSame(own) {
+		t.Fatalf("the object came in through the other membrane as %v, not itself", back)
 	}
 }
