@@ -26,6 +26,8 @@ func (c *counter) Increment(ctx context.Context, call counterpb.Counter_incremen
 func (c *counter) Get(context.Context, counterpb.Counter_get) error         { return nil }
 func (c *counter) Watch(context.Context, counterpb.Counter_watch) error     { return nil }
 func (c *counter) Present(context.Context, counterpb.Counter_present) error { return nil }
+func (c *counter) Keep(context.Context, counterpb.Counter_keep) error       { return nil }
+func (c *counter) Kept(context.Context, counterpb.Counter_kept) error       { return nil }
 
 func TestRevokeCutsOffEveryReference(t *testing.T) {
 	ctx := context.Background()

@@ -5,7 +5,7 @@
 // gadget's storage, with listeners that hear about every change while their
 // subscriber holds the watch handle; a listener whose call fails is logged
 // at warn and dropped. Each session keeps its SessionContext, which present
-// asks who is here.
+// asks who is here; keep and kept share one slot for a capability.
 //
 // Tests build it with internal/blueprint/blueprinttest (the blueprint) or
 // internal/wasmbuild (the guest module alone).
@@ -95,6 +95,23 @@ func (s *session) Present(ctx context.Context, call counterpb.Counter_present) e
 		}
 	}
 	return nil
+}
+
+// slot is what keep last kept, for every session of this instance.
+var slot capnp.Client
+
+func (s *session) Keep(ctx context.Context, call counterpb.Counter_keep) error {
+	slot.Release()
+	slot = call.Args().Thing().AddRef()
+	return nil
+}
+
+func (s *session) Kept(ctx context.Context, call counterpb.Counter_kept) error {
+	res, err := call.AllocResults()
+	if err != nil {
+		return err
+	}
+	return res.SetThing(slot.AddRef())
 }
 
 // shared is the one counter every session talks to. Its subscriptions live

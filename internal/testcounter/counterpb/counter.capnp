@@ -30,6 +30,13 @@ interface Counter {
   # The names of the users whose sessions are open on this instance, asked
   # of each session's SessionContext now rather than remembered: a session
   # whose token was revoked since it opened is left out.
+
+  keep @4 (thing :Capability);
+  # Keeps `thing` in the one slot every session shares (releasing what was
+  # there), as a registry or a shared board keeps what users hand it.
+
+  kept @5 () -> (thing :Capability);
+  # What the slot holds now.
 }
 
 interface Handle {

@@ -96,6 +96,46 @@ func (c Counter) Present(ctx context.Context, params func(Counter_present_Params
 
 }
 
+func (c Counter) Keep(ctx context.Context, params func(Counter_keep_Params) error) (Counter_keep_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x9e2b9404c4991f3c,
+			MethodID:      4,
+			InterfaceName: "counter.capnp:Counter",
+			MethodName:    "keep",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Counter_keep_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Counter_keep_Results_Future{Future: ans.Future()}, release
+
+}
+
+func (c Counter) Kept(ctx context.Context, params func(Counter_kept_Params) error) (Counter_kept_Results_Future, capnp.ReleaseFunc) {
+
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x9e2b9404c4991f3c,
+			MethodID:      5,
+			InterfaceName: "counter.capnp:Counter",
+			MethodName:    "kept",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Counter_kept_Params(s)) }
+	}
+
+	ans, release := capnp.Client(c).SendCall(ctx, s)
+	return Counter_kept_Results_Future{Future: ans.Future()}, release
+
+}
+
 func (c Counter) WaitStreaming() error {
 	return capnp.Client(c).WaitStreaming()
 }
@@ -176,6 +216,10 @@ type Counter_Server interface {
 	Watch(context.Context, Counter_watch) error
 
 	Present(context.Context, Counter_present) error
+
+	Keep(context.Context, Counter_keep) error
+
+	Kept(context.Context, Counter_kept) error
 }
 
 // Counter_NewServer creates a new Server from an implementation of Counter_Server.
@@ -194,7 +238,7 @@ func Counter_ServerToClient(s Counter_Server) Counter {
 // This can be used to create a more complicated Server.
 func Counter_Methods(methods []server.Method, s Counter_Server) []server.Method {
 	if cap(methods) == 0 {
-		methods = make([]server.Method, 0, 4)
+		methods = make([]server.Method, 0, 6)
 	}
 
 	methods = append(methods, server.Method{
@@ -242,6 +286,30 @@ func Counter_Methods(methods []server.Method, s Counter_Server) []server.Method 
 		},
 		Impl: func(ctx context.Context, call *server.Call) error {
 			return s.Present(ctx, Counter_present{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0x9e2b9404c4991f3c,
+			MethodID:      4,
+			InterfaceName: "counter.capnp:Counter",
+			MethodName:    "keep",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Keep(ctx, Counter_keep{call})
+		},
+	})
+
+	methods = append(methods, server.Method{
+		Method: capnp.Method{
+			InterfaceID:   0x9e2b9404c4991f3c,
+			MethodID:      5,
+			InterfaceName: "counter.capnp:Counter",
+			MethodName:    "kept",
+		},
+		Impl: func(ctx context.Context, call *server.Call) error {
+			return s.Kept(ctx, Counter_kept{call})
 		},
 	})
 
@@ -314,6 +382,40 @@ func (c Counter_present) Args() Counter_present_Params {
 func (c Counter_present) AllocResults() (Counter_present_Results, error) {
 	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
 	return Counter_present_Results(r), err
+}
+
+// Counter_keep holds the state for a server call to Counter.keep.
+// See server.Call for documentation.
+type Counter_keep struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Counter_keep) Args() Counter_keep_Params {
+	return Counter_keep_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Counter_keep) AllocResults() (Counter_keep_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Counter_keep_Results(r), err
+}
+
+// Counter_kept holds the state for a server call to Counter.kept.
+// See server.Call for documentation.
+type Counter_kept struct {
+	*server.Call
+}
+
+// Args returns the call's arguments.
+func (c Counter_kept) Args() Counter_kept_Params {
+	return Counter_kept_Params(c.Call.Args())
+}
+
+// AllocResults allocates the results struct.
+func (c Counter_kept) AllocResults() (Counter_kept_Results, error) {
+	r, err := c.Call.AllocResults(capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Counter_kept_Results(r), err
 }
 
 // Counter_List is a list of Counter.
@@ -935,6 +1037,306 @@ type Counter_present_Results_Future struct{ *capnp.Future }
 func (f Counter_present_Results_Future) Struct() (Counter_present_Results, error) {
 	p, err := f.Future.Ptr()
 	return Counter_present_Results(p.Struct()), err
+}
+
+type Counter_keep_Params capnp.Struct
+
+// Counter_keep_Params_TypeID is the unique identifier for the type Counter_keep_Params.
+const Counter_keep_Params_TypeID = 0xdbdfd9b5ed233439
+
+func NewCounter_keep_Params(s *capnp.Segment) (Counter_keep_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Counter_keep_Params(st), err
+}
+
+func NewRootCounter_keep_Params(s *capnp.Segment) (Counter_keep_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Counter_keep_Params(st), err
+}
+
+func ReadRootCounter_keep_Params(msg *capnp.Message) (Counter_keep_Params, error) {
+	root, err := msg.Root()
+	return Counter_keep_Params(root.Struct()), err
+}
+
+func (s Counter_keep_Params) String() string {
+	str, _ := text.Marshal(0xdbdfd9b5ed233439, capnp.Struct(s))
+	return str
+}
+
+func (s Counter_keep_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Counter_keep_Params) DecodeFromPtr(p capnp.Ptr) Counter_keep_Params {
+	return Counter_keep_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Counter_keep_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Counter_keep_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Counter_keep_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Counter_keep_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Counter_keep_Params) Thing() capnp.Client {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return p.Interface().Client()
+}
+
+func (s Counter_keep_Params) HasThing() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Counter_keep_Params) SetThing(c capnp.Client) error {
+	if !c.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(c))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Counter_keep_Params_List is a list of Counter_keep_Params.
+type Counter_keep_Params_List = capnp.StructList[Counter_keep_Params]
+
+// NewCounter_keep_Params creates a new list of Counter_keep_Params.
+func NewCounter_keep_Params_List(s *capnp.Segment, sz int32) (Counter_keep_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Counter_keep_Params](l), err
+}
+
+// Counter_keep_Params_Future is a wrapper for a Counter_keep_Params promised by a client call.
+type Counter_keep_Params_Future struct{ *capnp.Future }
+
+func (f Counter_keep_Params_Future) Struct() (Counter_keep_Params, error) {
+	p, err := f.Future.Ptr()
+	return Counter_keep_Params(p.Struct()), err
+}
+func (p Counter_keep_Params_Future) Thing() capnp.Client {
+	return p.Future.Field(0, nil).Client()
+}
+
+type Counter_keep_Results capnp.Struct
+
+// Counter_keep_Results_TypeID is the unique identifier for the type Counter_keep_Results.
+const Counter_keep_Results_TypeID = 0xb6c69052d62ff0d0
+
+func NewCounter_keep_Results(s *capnp.Segment) (Counter_keep_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Counter_keep_Results(st), err
+}
+
+func NewRootCounter_keep_Results(s *capnp.Segment) (Counter_keep_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Counter_keep_Results(st), err
+}
+
+func ReadRootCounter_keep_Results(msg *capnp.Message) (Counter_keep_Results, error) {
+	root, err := msg.Root()
+	return Counter_keep_Results(root.Struct()), err
+}
+
+func (s Counter_keep_Results) String() string {
+	str, _ := text.Marshal(0xb6c69052d62ff0d0, capnp.Struct(s))
+	return str
+}
+
+func (s Counter_keep_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Counter_keep_Results) DecodeFromPtr(p capnp.Ptr) Counter_keep_Results {
+	return Counter_keep_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Counter_keep_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Counter_keep_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Counter_keep_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Counter_keep_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Counter_keep_Results_List is a list of Counter_keep_Results.
+type Counter_keep_Results_List = capnp.StructList[Counter_keep_Results]
+
+// NewCounter_keep_Results creates a new list of Counter_keep_Results.
+func NewCounter_keep_Results_List(s *capnp.Segment, sz int32) (Counter_keep_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Counter_keep_Results](l), err
+}
+
+// Counter_keep_Results_Future is a wrapper for a Counter_keep_Results promised by a client call.
+type Counter_keep_Results_Future struct{ *capnp.Future }
+
+func (f Counter_keep_Results_Future) Struct() (Counter_keep_Results, error) {
+	p, err := f.Future.Ptr()
+	return Counter_keep_Results(p.Struct()), err
+}
+
+type Counter_kept_Params capnp.Struct
+
+// Counter_kept_Params_TypeID is the unique identifier for the type Counter_kept_Params.
+const Counter_kept_Params_TypeID = 0xb9b111d74554d347
+
+func NewCounter_kept_Params(s *capnp.Segment) (Counter_kept_Params, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Counter_kept_Params(st), err
+}
+
+func NewRootCounter_kept_Params(s *capnp.Segment) (Counter_kept_Params, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0})
+	return Counter_kept_Params(st), err
+}
+
+func ReadRootCounter_kept_Params(msg *capnp.Message) (Counter_kept_Params, error) {
+	root, err := msg.Root()
+	return Counter_kept_Params(root.Struct()), err
+}
+
+func (s Counter_kept_Params) String() string {
+	str, _ := text.Marshal(0xb9b111d74554d347, capnp.Struct(s))
+	return str
+}
+
+func (s Counter_kept_Params) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Counter_kept_Params) DecodeFromPtr(p capnp.Ptr) Counter_kept_Params {
+	return Counter_kept_Params(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Counter_kept_Params) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Counter_kept_Params) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Counter_kept_Params) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Counter_kept_Params) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+
+// Counter_kept_Params_List is a list of Counter_kept_Params.
+type Counter_kept_Params_List = capnp.StructList[Counter_kept_Params]
+
+// NewCounter_kept_Params creates a new list of Counter_kept_Params.
+func NewCounter_kept_Params_List(s *capnp.Segment, sz int32) (Counter_kept_Params_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 0}, sz)
+	return capnp.StructList[Counter_kept_Params](l), err
+}
+
+// Counter_kept_Params_Future is a wrapper for a Counter_kept_Params promised by a client call.
+type Counter_kept_Params_Future struct{ *capnp.Future }
+
+func (f Counter_kept_Params_Future) Struct() (Counter_kept_Params, error) {
+	p, err := f.Future.Ptr()
+	return Counter_kept_Params(p.Struct()), err
+}
+
+type Counter_kept_Results capnp.Struct
+
+// Counter_kept_Results_TypeID is the unique identifier for the type Counter_kept_Results.
+const Counter_kept_Results_TypeID = 0xe2815afe877e52dc
+
+func NewCounter_kept_Results(s *capnp.Segment) (Counter_kept_Results, error) {
+	st, err := capnp.NewStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Counter_kept_Results(st), err
+}
+
+func NewRootCounter_kept_Results(s *capnp.Segment) (Counter_kept_Results, error) {
+	st, err := capnp.NewRootStruct(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1})
+	return Counter_kept_Results(st), err
+}
+
+func ReadRootCounter_kept_Results(msg *capnp.Message) (Counter_kept_Results, error) {
+	root, err := msg.Root()
+	return Counter_kept_Results(root.Struct()), err
+}
+
+func (s Counter_kept_Results) String() string {
+	str, _ := text.Marshal(0xe2815afe877e52dc, capnp.Struct(s))
+	return str
+}
+
+func (s Counter_kept_Results) EncodeAsPtr(seg *capnp.Segment) capnp.Ptr {
+	return capnp.Struct(s).EncodeAsPtr(seg)
+}
+
+func (Counter_kept_Results) DecodeFromPtr(p capnp.Ptr) Counter_kept_Results {
+	return Counter_kept_Results(capnp.Struct{}.DecodeFromPtr(p))
+}
+
+func (s Counter_kept_Results) ToPtr() capnp.Ptr {
+	return capnp.Struct(s).ToPtr()
+}
+func (s Counter_kept_Results) IsValid() bool {
+	return capnp.Struct(s).IsValid()
+}
+
+func (s Counter_kept_Results) Message() *capnp.Message {
+	return capnp.Struct(s).Message()
+}
+
+func (s Counter_kept_Results) Segment() *capnp.Segment {
+	return capnp.Struct(s).Segment()
+}
+func (s Counter_kept_Results) Thing() capnp.Client {
+	p, _ := capnp.Struct(s).Ptr(0)
+	return p.Interface().Client()
+}
+
+func (s Counter_kept_Results) HasThing() bool {
+	return capnp.Struct(s).HasPtr(0)
+}
+
+func (s Counter_kept_Results) SetThing(c capnp.Client) error {
+	if !c.IsValid() {
+		return capnp.Struct(s).SetPtr(0, capnp.Ptr{})
+	}
+	seg := s.Segment()
+	in := capnp.NewInterface(seg, seg.Message().CapTable().Add(c))
+	return capnp.Struct(s).SetPtr(0, in.ToPtr())
+}
+
+// Counter_kept_Results_List is a list of Counter_kept_Results.
+type Counter_kept_Results_List = capnp.StructList[Counter_kept_Results]
+
+// NewCounter_kept_Results creates a new list of Counter_kept_Results.
+func NewCounter_kept_Results_List(s *capnp.Segment, sz int32) (Counter_kept_Results_List, error) {
+	l, err := capnp.NewCompositeList(s, capnp.ObjectSize{DataSize: 0, PointerCount: 1}, sz)
+	return capnp.StructList[Counter_kept_Results](l), err
+}
+
+// Counter_kept_Results_Future is a wrapper for a Counter_kept_Results promised by a client call.
+type Counter_kept_Results_Future struct{ *capnp.Future }
+
+func (f Counter_kept_Results_Future) Struct() (Counter_kept_Results, error) {
+	p, err := f.Future.Ptr()
+	return Counter_kept_Results(p.Struct()), err
+}
+func (p Counter_kept_Results_Future) Thing() capnp.Client {
+	return p.Future.Field(0, nil).Client()
 }
 
 type Handle capnp.Client
@@ -1774,64 +2176,72 @@ func (p Listener_changed_Results_Future) Next() Listener {
 	return Listener(p.Future.Field(0, nil).Client())
 }
 
-const schema_91298a900953755f = "x\xda\xa4UOh\x1cU\x1c\xfe\xfd\xe6\xbd\xb7\x93J" +
-	"\xd2\xf8:I\xda\xe6\xe0\x92\xb2b\x13ILR\xff4" +
-	"Q\x99mcm\xe2?v\xb6z\xf0P\xc2d\xf3H" +
-	"\x82\xd9i\xba3\xd3V\xb0\xd6\x8b\x08B\xc1\x96m!" +
-	"\x07K\x11z\x89\xe8\xc1\xa0\x07/\xb5`\x91\x0a\xd6\xed" +
-	")'\x0f\"\x1e$\x08\xf6R\xac\x1aF\xde\x9b}\xb3" +
-	"\xbb\xd9,\xfe\xc9m\x07\xbe\xf7\xfd\xbe\xf7}\xdf\xfb\xed" +
-	"\xb0cd\xe9H\x87m\x82\xe1\xbc\xcaR\xd1\xcc\xb1\xbf" +
-	"\xee\xfdpf\xe2\x1d\xe0=\x08\xc0\xd0\x048\xf0.\x19" +
-	"E@\xeb<\xb1\x01\xa3\xf4\xdd\xa7\xae\xfe\x96=q\x01" +
-	"\xf8N\x12M\x87\xc7v|\xf0~\xff\x05\x00\xb4n\x90" +
-	"\x15\xeb\x161\x01\xac\x9b\xe4=\xab\x9b\x9a\x00\xd1\x9e+" +
-	"k\x07Y7\xb9\x08\xbc;a\xdb \xbb$\x1b\xa3\x92" +
-	"\xed\xf6\xf4\xd4\xf0\xae\xaf\xde\xbaX?\xae\x9f\xf6J\xc0" +
-	"\x88\x02\\z\xfbe\xbc\xff\xfd\xfcr\xcc I\x0f\xbc" +
-	"F\x0d\x04\x1a=\x93^\xfe\x9a\x96\x1f\xbd\xd2$d\x8c" +
-	"~f\x1dR\xc8g\xa9\x89\xd6\x8fJI\xe5\x9b\x8d\xf0" +
-	"8?z\x0d\xf8\xeed\xd0-:.\x07\xddQ\x83~" +
-	"9\xf8]\xe7\x1b\x03\xe5\x8f\xc1\xe9A=\xe9.UR" +
-	"\xef+@\xef\xcaO\xf6\xeb\x93\x7f~\x0aNw\x02\xd8" +
-	"\xcb\x1e\x90\x80>&\x01\xebS\xf7>\xb9\xfa\xc7\xcc\xf5" +
-	"z\x86CL\x8d\x98R\x80\x9e\xdf\x9f{\xac|\xb9\xeb" +
-	"F\x93\xe2\x05\xf6\xa5u\x92I\xeb\x8a\xec\xa8uI\xfe" +
-	"\x8a\x9el_M\xcd^\x1e\xab\xc4\xce(\xb2\xb3l@" +
-	"^\xfc\x89\x9f\x8f|\xbe\xf2\xf4\xb7\x15pv's\x04" +
-	"S\x11\x15\xd5\x9cS\xa9\xdc\xda\x8b\x8f<\x7f\xa7\xee\xe8" +
-	"y)\x94F7\xdb?\x0a\xa7'V\xd7\xea%\x86\xec" +
-	"\xb0<zV\x1d\xbd}\xbdo\xf5\xa1\xcc\xfaz\x15\x10" +
-	"\xfb\xf4!\xdb'\x11\xd7\xd8i\xc0\x88l,W\xbe`" +
-	"\xe5_\xeb#\xc5\x94JlG\xca\x86\xc1\xa8p\"\xf4" +
-	"\x02Q\x1a\"\x05w\xc9[\x1a\x9f\xa8~.\x95\x84/" +
-	"\xbc \x93\x17i?\\\x0c|\x87\x12\x0a@\x11\x80w" +
-	"\xe4\x01\x9cv\x82\xce~\x03\xa3\xd0\x17\xa5W\xdc\xa2\x00" +
-	"\xf4q'`\x8e \xb6\x83!\x7f&\xcc\x183O\xba" +
-	"\x9d\xde\xec\xa2\xc8!:m\x84\x01$]A\x1d\x15\x1f" +
-	"\xd9\x07\x06\x7f\xd8DL\x9a\x88Z?\xdf;\x0a\x06\xef" +
-	"0\xcd9\x11d1}\xda\x0d\x0a\xf3Y\xcc!n\xbe" +
-	"\xc0\xa4+\xa7\x0c)@&\xe7\x96\xdc\"6\x88\x7f\xa1" +
-	"*~\x8f\x81\xd1\xe2\x82\x1f\x08O\x94\x00\x00y-o" +
-	"@\xe4\x80\xad\x9c\xa91\x93\xe26\x99Y\x83\xe49\x11" +
-	"\xc4\x82}\xd0\x00=9\xad>\xa5u\x0f*\xebtw" +
-	"Q7\x84\x9f\xcc\x83\xc1\x17\xa4u\xbaN\xa8\x9f\x08?" +
-	".muL4\x92\xf7\x8b\xba8\xfc\x88\xb4u\xccD" +
-	"\x924\x18\xf5N\xe1\x83\x87\xc1\xe0}f\xb4\xe0\x15J" +
-	"\xa2(<\xc0 \x8b\x8d\x01\x9c\xab\xf6d\xcb(^\xaa" +
-	"\x9a0T\x98w\xbd91\x9b\xc9\xdb\xa2\xa9L\x03\x00" +
-	"N\x1bA\xa7\xcb\xc0NO\x9c\x09\xfe}\x10\xd2\xaf\xbc" +
-	"\"lLx\xb4\xc6\x98>\xe5.\x86\x02\x19\x18\xc8\xa0" +
-	"UUj<>\xc0\xff\"\xd2\x8a\xb4QA\xc6\x8e\x83" +
-	"\xacg\xeb\xad\xb1\x91\x997\x9b\xa8P{f\xc7\xa6\xc9" +
-	"\xb0\xa9\x0a[/\x10\xd4K\x91s\x19\x0c3\xcfU}" +
-	"\xdd\xd2\xfc\xcd\x0f9\xe7vJE\xff\x98Q.\xdd\xa4" +
-	"\xfc?\xfbP\xd7dH0\xb4\x95W\xda\xfbm\x8d\x8c" +
-	"_\xa5\xa42e\xc1\xda\x12\xaa~I\x95!\xe8\x0c\x1b" +
-	"\x88\xd8%\xd7$\x1f\x1c\x07p\xf6\x13t\x1e\xdfLo" +
-	"\xcf\xabN \xaf\xfdqn]\xc2\x865\xa3n@\x1a" +
-	"{=^\xbbAK\xd2\xbf\x03\x00\x00\xff\xffS\xc1\x16" +
-	"\xd4"
+const schema_91298a900953755f = "x\xda\xa4V]h\x1cU\x14>g\xe6\xceL\x94\xb4" +
+	"\xe1f\x934\xc9\x83K\xea\x8aM\xa4i\x926\xdaD" +
+	"\xc3n\x1bc\x125\xb2\xb3\xd5\x07\x85\x12&\xc9%\x09" +
+	"\xcdN\xd7\xdd\xd9\xb6\x01i\xf5A\x02>5%-\xe4" +
+	"\xa1\xb5\x08>\x18\xa9PC\x0a\x0aR\x05\xa3(XS" +
+	"\x04CQ\x91*>\x94\x10h^\x8aU\xeb\xc8\xbd\xb3" +
+	"wv6\xbb\xeb_\x9e2\xcb\xfd\xe6;\xdf\xfd\xcew" +
+	"\xce\xa4mY\x89\x91\xf6moV\x80b\x8ei\xba;" +
+	"r\xe8\x8f;?\x9c\xe8}\x15h\x1d\x02hh\x00\xec" +
+	"\xed$\x1d\x08\x18\xea!Q@7\xbc\xf1\xd8\xc5\xdb\xb1" +
+	"\xa3\xb3@\xb7\xab\xeep\xf6\xd0}\xa7\xdfh\x9e\x05\xc0" +
+	"\xd0\xcbd!4M\x0c\x80P\x96\xcc\x84\x96\xf9\x93[" +
+	"\x7fau\xbfV\xab\x9e\x01Z\xeb\xb3]\"\xd5\x9cm" +
+	"I\xb0]\x1b\x1el\xab\xfe\xf8\x953\xc1r7H#" +
+	"\x07\xdc\x14\x80\xb3'\x87\xf0\xee\xd7\x13\xf3\x1e\x03'\xdd" +
+	"\xabi\x0a\x02q\x9f\x08\xcf\x7fJ\xe6\x1e\xb9P$\xe4" +
+	"\x16y?\xb4!\x90\xebd\x06C75\xaed\xe5\xf3" +
+	"{\xd9\xc3\xb4\xffm\xa0;\xfcB_h\xdd\xbc\xd0u" +
+	"\x8d\x17\xba\xb5\xff\xab\xaa#-s\xef\x82Y\x87\xb2\xd2" +
+	"\x86&\xa4\xde\x15\x80\xc6\x85\x9f\xa3/\x0e\xfc\xfe\x1e\x98" +
+	"\xb5>\xa0A\xbf\x9f\x03\x9at\x0eX\xb9\xbd\xe7\xdb\xc4" +
+	"\xe9\xcf\xaexw\x11\xe7\x07\xf4F.\xb5\xff\x9b\xe7\xfb" +
+	"V\xe9\xe5\x0f\x02'\xcdz5?Y\x1b\xbcs\xe9\xe2" +
+	"o#W\x83U\xa9.d5\x08\xd2\xba_\x9f\xdc3" +
+	"w\xae\xe6\x93\xa2[v\xe9\x1f\x86\x0e\xe8\xdc\xee\x1e\xbd" +
+	"?\xc4\xf8\x93\xfbh\xe5\xa2>v\xaek%PgH" +
+	"o\xe1u:\x7f\xe9[Zx\xfc\xcb\x150w\xf8u" +
+	":u\xaf\xad\xa2\xce1=\xbe\xfa\xcc\xc3O]\x0f\xbc" +
+	"z\x98_\x8e\xb8\xcb\x95oe\x87{\x17W\x83\x12\xfb" +
+	"\xf4\x83\xfc\xd5!\xf1j\xd7\xbe\x07\xd7\x97n\xfc\xf8]" +
+	"\xb0\x87I]8\x97\x15\x80\xef\x13'g\xfe|\xe9\xb5" +
+	"\x9f\x82\x80\xb3\xbah\xf2y\x01\xb8v\xb5i\xf1\x81\xc8" +
+	"\xdaZ\xae\x84\x87\xf8H\xdf\xc9\x11\xcb\xfaq@W\xbd" +
+	"7\xbfrE\x9b[\x0f\x06\xa9\xc9\x10\x14\xcdF\x14v" +
+	"\xbb\xa3G\xb3\xb6\xc3\xd2\xad\xea\xa8\x95\xb2S\xdd\xbd\xb9" +
+	"\x9f\xa94\xcb0\xdb\x89$X8\x93\x9dr2&Q" +
+	"\x09\x00A\x00\xba-\x01`V\xaah\xeeR\xd0\xcdf" +
+	"X\xfa9+\xc9\x003\xb8\x1d0\xae\"V\x82\xc2\x1f" +
+	"}f\xf4\x98\x07\xac*{l\x8a\xc5\x11\xcd\x0aU\x03" +
+	"\xf0\x13\x8a2 \xb4}'(\xf4!\x03\xd1\xcf?J" +
+	"\xfd\xb4\xa1\x03\x14\xba\xcd0\xc6\x99\x13\xc3\xf0q\xcb\x19" +
+	"\x9d\x88a\x1cq\xf3\x05\x06,^\xa5U\x00\"q+" +
+	"m%\xb1@\xfc\xd39\xf1\xf5\x0a\xbaS\x93\x19\x87\xd9" +
+	",\x0d\x00H\xf3\x89\x01D\x0aX\xce\x99<\xb3\x9a\xdc" +
+	"\"\xb3V y\x9c9\x9e\xe0\x0cH\x80\xac\x1c\x16?" +
+	"\xb9u\xf5\xc2:\x99~\x94\x19\xa3\x97\x13\xa0\xd0w\xb8" +
+	"u2\x90(\x07\x93\x9e\xe7\xb6\xce\x1a\xa8\xf8[\x03e" +
+	"p\xe8\xeb\xdc\xd6i\x03U\x7f\x06Pn2\x9a<\x08" +
+	"\x0a\xb5\x0c$~RQ\x8e*}\xa1\x05\x14:h\xa0" +
+	"\xe6\xcf(\xca\xb4\xd2\x1e~\xd6n\xb8\x93\xf6h\x9a%" +
+	"\x99\x0d\xe8\xc4\xb0\xb0q\xa7r\xf9\x8aa\xd5\x11\xc6R" +
+	"\xe2O\xca)\xd9\xd0gsV\xb6\x8eNX\xf68\x1b" +
+	"\x8b$\xa2\xac(\x92-\x00f\x85\x8af\x8d\x82U6" +
+	";\xe1\xfc\xfbvr\xd7\x13\x82\xb00'\x1dy\xc6\xf0" +
+	"1k*\xcbP\x03\x055(\x17\xb8<O\x06\xe0\x7f" +
+	"\x11IE\xdc\x10\x8fJu2\xe5A)G\xc6\xbb\x1c" +
+	"F\xfa\xefD\xa2^\xae\x82\xb2\x1a\xf3\xb2\xd4\x91\xe9\"" +
+	"M(\xcd\x8fz\xee\xf3\xec\x11\x91=\xb9\x11Q~\x19" +
+	"(\xe59\xd1\x8cS\xb9\x06\x95\xec\xe2\xe6\xbd\x12\xb7\xaa" +
+	"\xb8\xa2\x7flv<\\\xa4\xfc?\x1b\x1a\x18,\xf01" +
+	"\xa4\x9cW\xb2\x89[\xefa\x89\xed\x13$r&&\xed" +
+	"q\xac&* V\xff\x1dU\xca\xf1\xe3\xb0E.o" +
+	"wq2\x83\x0fP\x85O\xd6\xcc\xc9\"*\x9am\x0a" +
+	"\"\xd6\xf0\x8f\x09\xdd\xdd\x0d`\xeeR\xd1\xdc\xb7\xf9\xd6" +
+	"\xd1\x09\x91y\xa4\xf9\x7fjJ\x0fY\xc12.u\x87" +
+	"\xee\xfc\x1d\xca\x92\xfe\x15\x00\x00\xff\xff\x15z\x91\xcf"
 
 func RegisterSchema(reg *schemas.Registry) {
 	reg.Register(&schemas.Schema{
@@ -1846,12 +2256,16 @@ func RegisterSchema(reg *schemas.Registry) {
 			0xa547115d75fdc7d0,
 			0xab942a6b0fcd38e9,
 			0xaefb48593fe3aa1a,
+			0xb6c69052d62ff0d0,
+			0xb9b111d74554d347,
 			0xbf62faa0adf649eb,
 			0xc11496942f44f816,
 			0xd039966406b30c36,
 			0xd0ca3baab545e535,
 			0xd146274bd7500676,
 			0xd7b3435f75a20cc5,
+			0xdbdfd9b5ed233439,
+			0xe2815afe877e52dc,
 			0xebeb241eb321bfce,
 			0xed9405b6d099fd03,
 		},

@@ -54,6 +54,12 @@
     Counter_Increment$Params: () => Counter_Increment$Params,
     Counter_Increment$Results: () => Counter_Increment$Results,
     Counter_Increment$Results$Promise: () => Counter_Increment$Results$Promise,
+    Counter_Keep$Params: () => Counter_Keep$Params,
+    Counter_Keep$Results: () => Counter_Keep$Results,
+    Counter_Keep$Results$Promise: () => Counter_Keep$Results$Promise,
+    Counter_Kept$Params: () => Counter_Kept$Params,
+    Counter_Kept$Results: () => Counter_Kept$Results,
+    Counter_Kept$Results$Promise: () => Counter_Kept$Results$Promise,
     Counter_Present$Params: () => Counter_Present$Params,
     Counter_Present$Results: () => Counter_Present$Results,
     Counter_Present$Results$Promise: () => Counter_Present$Results$Promise,
@@ -252,6 +258,94 @@
       return await this.pipeline.struct();
     }
   };
+  var Counter_Keep$Params = class extends $.Struct {
+    static _capnp = {
+      displayName: "keep$Params",
+      id: "dbdfd9b5ed233439",
+      size: new $.ObjectSize(0, 1)
+    };
+    _adoptThing(value) {
+      $.utils.adopt(value, $.utils.getPointer(0, this));
+    }
+    _disownThing() {
+      return $.utils.disown(this.thing);
+    }
+    get thing() {
+      return $.utils.getPointer(0, this);
+    }
+    _hasThing() {
+      return !$.utils.isNull($.utils.getPointer(0, this));
+    }
+    set thing(value) {
+      $.utils.copyFrom(value, $.utils.getPointer(0, this));
+    }
+    toString() {
+      return "Counter_Keep$Params_" + super.toString();
+    }
+  };
+  var Counter_Keep$Results = class extends $.Struct {
+    static _capnp = {
+      displayName: "keep$Results",
+      id: "b6c69052d62ff0d0",
+      size: new $.ObjectSize(0, 0)
+    };
+    toString() {
+      return "Counter_Keep$Results_" + super.toString();
+    }
+  };
+  var Counter_Keep$Results$Promise = class {
+    pipeline;
+    constructor(pipeline) {
+      this.pipeline = pipeline;
+    }
+    async promise() {
+      return await this.pipeline.struct();
+    }
+  };
+  var Counter_Kept$Params = class extends $.Struct {
+    static _capnp = {
+      displayName: "kept$Params",
+      id: "b9b111d74554d347",
+      size: new $.ObjectSize(0, 0)
+    };
+    toString() {
+      return "Counter_Kept$Params_" + super.toString();
+    }
+  };
+  var Counter_Kept$Results = class extends $.Struct {
+    static _capnp = {
+      displayName: "kept$Results",
+      id: "e2815afe877e52dc",
+      size: new $.ObjectSize(0, 1)
+    };
+    _adoptThing(value) {
+      $.utils.adopt(value, $.utils.getPointer(0, this));
+    }
+    _disownThing() {
+      return $.utils.disown(this.thing);
+    }
+    get thing() {
+      return $.utils.getPointer(0, this);
+    }
+    _hasThing() {
+      return !$.utils.isNull($.utils.getPointer(0, this));
+    }
+    set thing(value) {
+      $.utils.copyFrom(value, $.utils.getPointer(0, this));
+    }
+    toString() {
+      return "Counter_Kept$Results_" + super.toString();
+    }
+  };
+  var Counter_Kept$Results$Promise = class {
+    pipeline;
+    constructor(pipeline) {
+      this.pipeline = pipeline;
+    }
+    async promise() {
+      return await this.pipeline.struct();
+    }
+  };
   var Counter$Client = class _Counter$Client {
     client;
     static interfaceId = 0x9e2b9404c4991f3cn;
@@ -290,6 +384,22 @@
         methodId: 3,
         interfaceName: "counterpb/counter.capnp:Counter",
         methodName: "present"
+      },
+      {
+        ParamsClass: Counter_Keep$Params,
+        ResultsClass: Counter_Keep$Results,
+        interfaceId: _Counter$Client.interfaceId,
+        methodId: 4,
+        interfaceName: "counterpb/counter.capnp:Counter",
+        methodName: "keep"
+      },
+      {
+        ParamsClass: Counter_Kept$Params,
+        ResultsClass: Counter_Kept$Results,
+        interfaceId: _Counter$Client.interfaceId,
+        methodId: 5,
+        interfaceName: "counterpb/counter.capnp:Counter",
+        methodName: "kept"
       }
     ];
     /**
@@ -348,6 +458,31 @@
       const pipeline = new $.Pipeline(Counter_Present$Results, answer);
       return new Counter_Present$Results$Promise(pipeline);
     }
+    /**
+    * Keeps `thing` in the one slot every session shares (releasing what was
+    * there), as a registry or a shared board keeps what users hand it.
+    *
+    */
+    keep(paramsFunc) {
+      const answer = this.client.call({
+        method: _Counter$Client.methods[4],
+        paramsFunc
+      });
+      const pipeline = new $.Pipeline(Counter_Keep$Results, answer);
+      return new Counter_Keep$Results$Promise(pipeline);
+    }
+    /**
+    * What the slot holds now.
+    *
+    */
+    kept(paramsFunc) {
+      const answer = this.client.call({
+        method: _Counter$Client.methods[5],
+        paramsFunc
+      });
+      const pipeline = new $.Pipeline(Counter_Kept$Results, answer);
+      return new Counter_Kept$Results$Promise(pipeline);
+    }
   };
   $.Registry.register(Counter$Client.interfaceId, Counter$Client);
   var Counter$Server = class extends $.Server {
@@ -369,6 +504,14 @@
         {
           ...Counter$Client.methods[3],
           impl: target.present
+        },
+        {
+          ...Counter$Client.methods[4],
+          impl: target.keep
+        },
+        {
+          ...Counter$Client.methods[5],
+          impl: target.kept
         }
       ]);
       this.target = target;

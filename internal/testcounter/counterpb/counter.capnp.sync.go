@@ -89,6 +89,46 @@ func (c Counter) PresentSync(ctx context.Context, params func(Counter_present_Pa
 	return Counter_present_Results(res), release, err
 }
 
+// KeepSync calls keep and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Counter) KeepSync(ctx context.Context, params func(Counter_keep_Params) error) (Counter_keep_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x9e2b9404c4991f3c,
+			MethodID:      4,
+			InterfaceName: "counter.capnp:Counter",
+			MethodName:    "keep",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 1}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Counter_keep_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Counter_keep_Results(res), release, err
+}
+
+// KeptSync calls kept and waits for its results, which stay valid until
+// release is called. On a host capability in a gadget the call skips
+// go-capnp's client path (guest/callsync).
+func (c Counter) KeptSync(ctx context.Context, params func(Counter_kept_Params) error) (Counter_kept_Results, capnp.ReleaseFunc, error) {
+	s := capnp.Send{
+		Method: capnp.Method{
+			InterfaceID:   0x9e2b9404c4991f3c,
+			MethodID:      5,
+			InterfaceName: "counter.capnp:Counter",
+			MethodName:    "kept",
+		},
+	}
+	if params != nil {
+		s.ArgsSize = capnp.ObjectSize{DataSize: 0, PointerCount: 0}
+		s.PlaceArgs = func(s capnp.Struct) error { return params(Counter_kept_Params(s)) }
+	}
+	res, release, err := callsync.Call(ctx, capnp.Client(c), s)
+	return Counter_kept_Results(res), release, err
+}
+
 // GetSync calls get and waits for its results, which stay valid until
 // release is called. On a host capability in a gadget the call skips
 // go-capnp's client path (guest/callsync).

@@ -111,6 +111,16 @@ func (c *Counter) subscribe(l counterpb.Listener) counterpb.Handle {
 	return counterpb.Handle_ServerToClient(h)
 }
 
+// Keep and Kept are the gadget's slot, which the plain counter does not
+// have: nothing outside gadgetd bounces capabilities through it.
+func (c *Counter) Keep(context.Context, counterpb.Counter_keep) error {
+	return capnp.Unimplemented("plaincounter keeps no capability")
+}
+
+func (c *Counter) Kept(context.Context, counterpb.Counter_kept) error {
+	return capnp.Unimplemented("plaincounter keeps no capability")
+}
+
 // Present has no answer outside gadgetd: there are no sessions here.
 func (c *Counter) Present(context.Context, counterpb.Counter_present) error {
 	return capnp.Unimplemented("plaincounter runs outside gadgetd: it has no sessions")
