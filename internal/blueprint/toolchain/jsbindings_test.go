@@ -90,7 +90,7 @@ port2.close();
 	if err != nil {
 		t.Fatalf("node: %v\n%s", err, out)
 	}
-	if got, want := strings.TrimSpace(string(out)), "value 42 increment,get,watch,present"; got != want {
+	if got, want := strings.TrimSpace(string(out)), "value 42 increment,get,watch,present,keep,kept"; got != want {
 		t.Fatalf("node printed %q, want %q", got, want)
 	}
 }
