@@ -111,13 +111,19 @@ func dial(t testing.TB, addr string) *client.Conn {
 // (tests of pipelining through login use the Gateway directly).
 func (h *harness) login(t testing.TB, token string) schema.Workspace {
 	t.Helper()
-	f, release := dial(t, h.addr).Gateway().Login(testCtx(t), func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
-	t.Cleanup(release)
-	res, err := f.Struct()
+	ws, err := tryLogin(t, h, token)
 	if err != nil {
 		t.Fatalf("login: %v", err)
 	}
-	return res.Workspace()
+	return ws
+}
+
+// tryLogin is login on a connection of its own, returning login's error.
+func tryLogin(t testing.TB, h *harness, token string) (schema.Workspace, error) {
+	f, release := dial(t, h.addr).Gateway().Login(testCtx(t), func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
+	t.Cleanup(release)
+	res, err := f.Struct()
+	return res.Workspace(), err
 }
 
 // loginPipelined returns the workspace of token without waiting for the

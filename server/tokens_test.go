@@ -82,9 +82,7 @@ func revokeToken(ctx context.Context, ws schema.Workspace, id string) error {
 // error of the login itself.
 func loginError(t *testing.T, h *harness, token string) error {
 	t.Helper()
-	f, release := dial(t, h.addr).Gateway().Login(testCtx(t), func(p schema.Gateway_login_Params) error { return p.SetToken(token) })
-	defer release()
-	_, err := f.Struct()
+	_, err := tryLogin(t, h, token)
 	return err
 }
 
