@@ -20,6 +20,6 @@ require (
 	golang.org/x/sync v0.20.0 // indirect
 )
 
-// go-capnp v3.1.0-alpha.2 with a fix for a capability leak, pending a
-// release that has it: third_party/go-capnp/PATCHES.md.
+// go-capnp v3.1.0-alpha.2 with fixes for a capability leak and a lock left
+// held, pending a release that has them: third_party/go-capnp/PATCHES.md.
 replace capnproto.org/go/capnp/v3 => ./third_party/go-capnp

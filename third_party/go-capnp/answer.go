@@ -439,6 +439,7 @@ func (f *Future) Client() Client {
 		ft := f.transform()
 		cpath := clientPathFromTransform(ft)
 		if cp := l.Value().clients[cpath]; cp != nil {
+			l.Unlock()
 			return cp.client
 		}
 		c, pr := newPromisedClient(PipelineClient{
