@@ -197,7 +197,7 @@ func (g *gadgetCap) RevokeLink(ctx context.Context, call schema.Gadget_revokeLin
 	case err != nil:
 		return fmt.Errorf("revoking link %.64q of gadget %q: %w", id, g.id, err)
 	}
-	g.s.presence.endRevoked(ctx, g.id)
+	g.s.presence.endRevoked(ctx, g.id, "")
 	res, err := call.AllocResults()
 	if err != nil {
 		return err

@@ -175,7 +175,7 @@ func (g *gateway) Restore(ctx context.Context, call schema.Gateway_restore) erro
 	gc := &gadgetCap{
 		s: g.s, user: u, id: sv.GadgetID, role: schema.Role(a.Role),
 		shared: a.Gadget.OwnerID != u.ID,
-		cred:   &credential{s: g.s, saved: hash},
+		cred:   &credential{s: g.s, id: sv.ID, saved: hash},
 	}
 	var c capnp.Client
 	switch sv.Kind {
@@ -253,7 +253,7 @@ func (ws *workspace) DropSaved(ctx context.Context, call schema.Workspace_dropSa
 		return fmt.Errorf("unknown saved token id %.64q", id)
 	}
 	if err == nil {
-		ws.s.presence.endRevoked(ctx, "")
+		ws.s.presence.endRevoked(ctx, "", id)
 	}
 	return err
 }

@@ -99,11 +99,13 @@ func (ps *presentSession) attach(gs *guardedSession) {
 	gs.entry = ps
 }
 
-// endRevoked ends every session of gadget gadgetID (of every gadget, if
-// "") whose guard now fails for good, as a revocation that could have cut
-// it off returns: everything that crossed it is released, and a frame's
-// websocket closes with the reason.
-func (p *presence) endRevoked(ctx context.Context, gadgetID string) {
+// endRevoked ends every session a revocation could have cut off whose
+// guard now fails for good, as the revocation returns: everything that
+// crossed it is released, and a frame's websocket closes with the reason.
+// The sessions are those of gadget gadgetID, or those opened with the
+// login or saved token whose public id is credID; so a revocation checks
+// only what it could have cut, however many sessions others hold.
+func (p *presence) endRevoked(ctx context.Context, gadgetID, credID string) {
 	p.mu.Lock()
 	var guards []*guardedSession
 	for id, sessions := range p.gadgets {
@@ -111,7 +113,7 @@ func (p *presence) endRevoked(ctx context.Context, gadgetID string) {
 			continue
 		}
 		for ps := range sessions {
-			if ps.guard != nil {
+			if ps.guard != nil && (credID == "" || ps.cred != nil && ps.cred.id == credID) {
 				guards = append(guards, ps.guard)
 			}
 		}

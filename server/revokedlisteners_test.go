@@ -367,6 +367,11 @@ func TestARevocationEndsTheSessionsItCutOffAsItReturns(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"a dropped saved token", func(t *testing.T, _ *harness, _ schema.Gadget, bob schema.Workspace, _ string) {
+			if err := dropSaved(t, bob, savedIDs(t, bob)[0]); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := start(t, t.TempDir())
@@ -374,11 +379,15 @@ func TestARevocationEndsTheSessionsItCutOffAsItReturns(t *testing.T) {
 			g, id := create(t, ws["alice"], "counter")
 			var bobs schema.Gadget
 			var linkID string
-			if c.name == "a revoked link" {
+			switch c.name {
+			case "a revoked link":
 				var secret string
 				secret, linkID = mustLink(t, g, schema.Role_editor, linkOpts{})
 				bobs = mustRedeem(t, ws["bob"], secret)
-			} else {
+			case "a dropped saved token": // bob's sessions are opened from what it restored
+				mustShare(t, g, "bob", schema.Role_editor)
+				bobs = schema.Gadget(h.mustRestore(t, mustSave(t, capnp.Client(openGadget(t, ws["bob"], id)))))
+			default:
 				mustShare(t, g, "bob", schema.Role_editor)
 				bobs = openGadget(t, ws["bob"], id)
 			}

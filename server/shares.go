@@ -171,7 +171,7 @@ func (g *gadgetCap) Share(ctx context.Context, call schema.Gadget_share) error {
 	case err != nil:
 		return fmt.Errorf("sharing gadget %q with %q: %w", g.id, name, err)
 	}
-	g.s.presence.endRevoked(ctx, g.id) // a lowered role ends the sessions opened above it
+	g.s.presence.endRevoked(ctx, g.id, "") // a lowered role ends the sessions opened above it
 	res, err := call.AllocResults()
 	if err != nil {
 		return err
@@ -207,7 +207,7 @@ func (g *gadgetCap) Unshare(ctx context.Context, call schema.Gadget_unshare) err
 	case len(dropped) == 0:
 		return fmt.Errorf("%q holds no share of gadget %q that you may revoke: only its sharer or an owner may", name, g.id)
 	}
-	g.s.presence.endRevoked(ctx, g.id)
+	g.s.presence.endRevoked(ctx, g.id, "")
 	res, err := call.AllocResults()
 	if err != nil {
 		return err

@@ -106,7 +106,7 @@ func validToken(ctx context.Context, st store.Store, hash store.TokenHash) (stor
 type credential struct {
 	s         *Server
 	hash      store.TokenHash
-	id        string    // the token's public id, to mark it in listings
+	id        string    // the token's public id: to mark it in listings, and find its sessions
 	expiresAt time.Time // zero: never; a token's expiry never changes
 	saved     string    // the saved token's KeyedHash; "" for a login token
 
@@ -356,7 +356,7 @@ func (w *workspace) RevokeToken(ctx context.Context, call schema.Workspace_revok
 		return fmt.Errorf("unknown token id %q", id)
 	}
 	if err == nil {
-		w.s.presence.endRevoked(ctx, "")
+		w.s.presence.endRevoked(ctx, "", id)
 	}
 	return err
 }

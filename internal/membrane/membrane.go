@@ -127,7 +127,8 @@ func (m *Membrane) cross(c capnp.Client, in bool) capnp.Client {
 	if !c.IsValid() {
 		return c
 	}
-	if h := m.hookOf(c); h != nil && h.inward == in {
+	h := anyHookOf(c)
+	if h != nil && h.m == m && h.inward == in {
 		// Back to the side its target lives on: the target itself.
 		m.mu.Lock()
 		t, closed := h.target.AddRef(), m.closed
@@ -144,12 +145,15 @@ func (m *Membrane) cross(c capnp.Client, in bool) capnp.Client {
 			return own
 		}
 	}
-	depth := depthOf(c) + 1
+	depth := 1
+	if h != nil {
+		depth += h.depth
+	}
 	if depth > MaxDepth {
 		c.Release()
 		return capnp.ErrorClient(ErrTooDeep)
 	}
-	h := &hook{m: m, inward: !in, target: c, depth: depth}
+	h = &hook{m: m, inward: !in, target: c, depth: depth}
 	m.mu.Lock()
 	if closed := m.closed; closed != nil {
 		m.mu.Unlock()
@@ -194,22 +198,6 @@ func anyHookOf(c capnp.Client) *hook {
 	defer snap.Release()
 	h, _ := snap.Brand().Value.(*hook)
 	return h
-}
-
-// depthOf is how many wrappers c is inside.
-func depthOf(c capnp.Client) int {
-	if h := anyHookOf(c); h != nil {
-		return h.depth
-	}
-	return 0
-}
-
-// hookOf returns c's hook if c is a wrapper of m's, or nil.
-func (m *Membrane) hookOf(c capnp.Client) *hook {
-	if h := anyHookOf(c); h != nil && h.m == m {
-		return h
-	}
-	return nil
 }
 
 // crossTable rewrites the capabilities from index from on of msg's cap
